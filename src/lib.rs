@@ -1,0 +1,11 @@
+//! ibfabric core: fabric model, topology constructions, routing and analysis for
+//! low-diameter InfiniBand fabrics.
+//!
+//! Pure Rust: no FFI, no file or network IO, no global state. Diagnostics go through the
+//! `log` facade; text formats are parsed from and rendered to strings by [`io`].
+#![deny(missing_docs)]
+
+pub mod gf;
+pub mod topology;
+
+pub use topology::Fabric;

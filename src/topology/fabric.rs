@@ -1,0 +1,489 @@
+//! The fabric model: switches, hosts (channel adapters), routers, their ports and the cables
+//! between them.
+//!
+//! This is the one type that the constructions, the ibnetdiscover reader, the routing and the
+//! OpenSM plugin share. Nodes are identified by a dense [`NodeId`]; names and GUIDs are unique
+//! within a fabric and indexed. Ports are numbered as on the device, from 1 (port 0 is a switch's
+//! management port and never carries a cable).
+
+use std::collections::HashMap;
+use std::fmt;
+
+use super::link_rate::{LinkSpeed, LinkWidth};
+
+/// A 64-bit InfiniBand GUID (node, port or system image).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Guid(pub u64);
+
+impl fmt::Display for Guid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#018x}", self.0)
+    }
+}
+
+/// Index of a node in its [`Fabric`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    /// The index as usize, for slices indexed by node.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Index of a link in its [`Fabric`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LinkId(pub u32);
+
+/// What kind of device a node is, as in NodeInfo.NodeType.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NodeKind {
+    /// A switch: one node GUID shared by all its ports, one LID on port 0.
+    Switch,
+    /// A channel adapter (HCA): every port has its own GUID and LID.
+    Ca,
+    /// A router: ports like a channel adapter.
+    Router,
+}
+
+impl NodeKind {
+    /// The letter ibnetdiscover prefixes node ids with (`S-`, `H-`, `R-`).
+    pub fn id_prefix(self) -> char {
+        match self {
+            NodeKind::Switch => 'S',
+            NodeKind::Ca => 'H',
+            NodeKind::Router => 'R',
+        }
+    }
+}
+
+/// One end of a cable: a node and a port number (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PortRef {
+    /// The node.
+    pub node: NodeId,
+    /// The port number on that node, from 1.
+    pub port: u8,
+}
+
+/// A port of a node. Index 0 of [`Node::ports`] is port 0 (a switch's management port).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Port {
+    /// Port GUID: the node GUID on a switch, the port's own GUID on a CA or router.
+    pub guid: Guid,
+    /// Base LID, 0 when unassigned (generated fabrics, or no subnet manager).
+    pub lid: u16,
+    /// LID mask control: the port answers to 2^lmc LIDs from its base LID.
+    pub lmc: u8,
+    /// The cable plugged into this port, if any.
+    pub link: Option<LinkId>,
+}
+
+/// A switch, channel adapter or router.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Switch, CA or router.
+    pub kind: NodeKind,
+    /// Name unique in the fabric: the construction's name or the node-name-map's.
+    pub name: String,
+    /// NodeDescription as the device reports it (at most 64 bytes on real devices).
+    pub description: String,
+    /// Node GUID.
+    pub guid: Guid,
+    /// System image GUID, when known.
+    pub system_guid: Option<Guid>,
+    /// IEEE vendor id.
+    pub vendor_id: u32,
+    /// Device id.
+    pub device_id: u32,
+    /// The construction's rack for this node, when it has one (rack 0 is the first).
+    pub rack: Option<u32>,
+    /// Ports 0..=num_ports; port 0 exists on every node and carries no cable.
+    pub ports: Vec<Port>,
+}
+
+impl Node {
+    /// Number of physical ports (the highest port number).
+    pub fn num_ports(&self) -> u8 {
+        (self.ports.len() - 1) as u8
+    }
+
+    /// Whether this node is a switch.
+    pub fn is_switch(&self) -> bool {
+        self.kind == NodeKind::Switch
+    }
+
+    /// The node's LID: port 0's for a switch, the first cabled port's for a CA or router.
+    pub fn lid(&self) -> u16 {
+        match self.kind {
+            NodeKind::Switch => self.ports[0].lid,
+            _ => self
+                .ports
+                .iter()
+                .skip(1)
+                .find(|p| p.link.is_some())
+                .map_or(0, |p| p.lid),
+        }
+    }
+}
+
+/// A cable between two ports, with the rate the link runs (or is planned to run) at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    /// One end.
+    pub a: PortRef,
+    /// The other end.
+    pub b: PortRef,
+    /// Active (or planned) width; `None` when unknown (`??` in ibnetdiscover).
+    pub width: Option<LinkWidth>,
+    /// Active (or planned) speed; `None` when unknown (`???`).
+    pub speed: Option<LinkSpeed>,
+}
+
+impl Link {
+    /// The end of this link that is not `end` (for a loopback cable, the other port).
+    pub fn other_end(&self, end: PortRef) -> PortRef {
+        if self.a == end { self.b } else { self.a }
+    }
+}
+
+/// Why a node or link could not be added.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FabricError {
+    /// Two nodes with one name.
+    #[error("duplicate node name {0:?}")]
+    DuplicateName(String),
+    /// Two nodes with one GUID.
+    #[error("duplicate node GUID {0}")]
+    DuplicateGuid(Guid),
+    /// A port number beyond the node's ports, or port 0.
+    #[error("{node} has no port {port} (ports 1..={num_ports})")]
+    NoSuchPort {
+        /// Node name.
+        node: String,
+        /// Requested port.
+        port: u8,
+        /// The node's port count.
+        num_ports: u8,
+    },
+    /// A port that already has a cable.
+    #[error("{node} port {port} already has a cable (to {peer})")]
+    PortInUse {
+        /// Node name.
+        node: String,
+        /// The port.
+        port: u8,
+        /// Where the existing cable goes.
+        peer: String,
+    },
+    /// A node with no ports at all.
+    #[error("{0} has no ports")]
+    NoPorts(String),
+}
+
+/// What a new node is: everything but its ports' cables.
+#[derive(Debug, Clone)]
+pub struct NodeSpec {
+    /// Switch, CA or router.
+    pub kind: NodeKind,
+    /// Unique name.
+    pub name: String,
+    /// NodeDescription.
+    pub description: String,
+    /// Node GUID.
+    pub guid: Guid,
+    /// Number of physical ports.
+    pub num_ports: u8,
+    /// Rack hint from the construction.
+    pub rack: Option<u32>,
+}
+
+/// A fabric: nodes, ports and links, with name and GUID indexes.
+#[derive(Debug, Clone, Default)]
+pub struct Fabric {
+    /// What the fabric is (e.g. `slimfly-q5`, or the dump it was read from).
+    pub name: String,
+    nodes: Vec<Node>,
+    links: Vec<Link>,
+    by_name: HashMap<String, NodeId>,
+    by_guid: HashMap<Guid, NodeId>,
+}
+
+impl Fabric {
+    /// An empty fabric called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Adds a node. Switch ports get the node GUID, CA and router port p gets `guid + p`
+    /// (what ibsim and most HCAs do); set [`Port::guid`] afterwards to override.
+    ///
+    /// # Errors
+    /// A duplicate name or GUID, or a node without ports.
+    pub fn add_node(&mut self, spec: NodeSpec) -> Result<NodeId, FabricError> {
+        if spec.num_ports == 0 {
+            return Err(FabricError::NoPorts(spec.name));
+        }
+        if self.by_name.contains_key(&spec.name) {
+            return Err(FabricError::DuplicateName(spec.name));
+        }
+        if self.by_guid.contains_key(&spec.guid) {
+            return Err(FabricError::DuplicateGuid(spec.guid));
+        }
+        let id = NodeId(self.nodes.len() as u32);
+        let ports = (0..=u64::from(spec.num_ports))
+            .map(|p| Port {
+                guid: match spec.kind {
+                    NodeKind::Switch => spec.guid,
+                    _ => Guid(spec.guid.0.wrapping_add(p)),
+                },
+                lid: 0,
+                lmc: 0,
+                link: None,
+            })
+            .collect();
+        self.by_name.insert(spec.name.clone(), id);
+        self.by_guid.insert(spec.guid, id);
+        self.nodes.push(Node {
+            kind: spec.kind,
+            name: spec.name,
+            description: spec.description,
+            guid: spec.guid,
+            system_guid: None,
+            vendor_id: 0,
+            device_id: 0,
+            rack: spec.rack,
+            ports,
+        });
+        Ok(id)
+    }
+
+    /// Connects two ports with a cable.
+    ///
+    /// # Errors
+    /// A port that does not exist or already has a cable.
+    pub fn connect(
+        &mut self,
+        a: PortRef,
+        b: PortRef,
+        width: Option<LinkWidth>,
+        speed: Option<LinkSpeed>,
+    ) -> Result<LinkId, FabricError> {
+        for end in [a, b] {
+            let node = &self.nodes[end.node.index()];
+            if end.port == 0 || end.port > node.num_ports() {
+                return Err(FabricError::NoSuchPort {
+                    node: node.name.clone(),
+                    port: end.port,
+                    num_ports: node.num_ports(),
+                });
+            }
+            if let Some(existing) = node.ports[usize::from(end.port)].link {
+                let peer = self.links[existing.0 as usize].other_end(end);
+                return Err(FabricError::PortInUse {
+                    node: node.name.clone(),
+                    port: end.port,
+                    peer: self.port_name(peer),
+                });
+            }
+        }
+        if a == b {
+            return Err(FabricError::PortInUse {
+                node: self.nodes[a.node.index()].name.clone(),
+                port: a.port,
+                peer: "itself".into(),
+            });
+        }
+        let id = LinkId(self.links.len() as u32);
+        self.links.push(Link { a, b, width, speed });
+        self.nodes[a.node.index()].ports[usize::from(a.port)].link = Some(id);
+        self.nodes[b.node.index()].ports[usize::from(b.port)].link = Some(id);
+        Ok(id)
+    }
+
+    /// All nodes, indexed by [`NodeId`].
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// Mutable access to one node's attributes (not to its cables, which [`Self::connect`] owns).
+    pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id.index()]
+    }
+
+    /// One node.
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    /// All links, indexed by [`LinkId`].
+    pub fn links(&self) -> &[Link] {
+        &self.links
+    }
+
+    /// One link.
+    pub fn link(&self, id: LinkId) -> &Link {
+        &self.links[id.0 as usize]
+    }
+
+    /// The node called `name`.
+    pub fn node_by_name(&self, name: &str) -> Option<NodeId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The node with node GUID `guid`.
+    pub fn node_by_guid(&self, guid: Guid) -> Option<NodeId> {
+        self.by_guid.get(&guid).copied()
+    }
+
+    /// Ids of all switches, in node order.
+    pub fn switches(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.ids_of(|n| n.kind == NodeKind::Switch)
+    }
+
+    /// Ids of all channel adapters (hosts), in node order.
+    pub fn hosts(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.ids_of(|n| n.kind == NodeKind::Ca)
+    }
+
+    fn ids_of<'a>(
+        &'a self,
+        keep: impl Fn(&Node) -> bool + 'a,
+    ) -> impl Iterator<Item = NodeId> + 'a {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(move |(_, n)| keep(n))
+            .map(|(i, _)| NodeId(i as u32))
+    }
+
+    /// The port at the other end of the cable in `end`, if one is plugged in.
+    pub fn peer(&self, end: PortRef) -> Option<PortRef> {
+        let port = self.nodes[end.node.index()]
+            .ports
+            .get(usize::from(end.port))?;
+        port.link.map(|l| self.links[l.0 as usize].other_end(end))
+    }
+
+    /// The cabled ports of a node with their peers, in port order.
+    pub fn neighbours(&self, node: NodeId) -> impl Iterator<Item = (u8, PortRef)> + '_ {
+        let n = &self.nodes[node.index()];
+        (1..=n.num_ports())
+            .filter_map(move |p| self.peer(PortRef { node, port: p }).map(|peer| (p, peer)))
+    }
+
+    /// `name[port]`, for messages.
+    pub fn port_name(&self, end: PortRef) -> String {
+        format!("{}[{}]", self.nodes[end.node.index()].name, end.port)
+    }
+
+    /// Counts of what the fabric holds.
+    pub fn summary(&self) -> FabricSummary {
+        let mut s = FabricSummary::default();
+        for n in &self.nodes {
+            match n.kind {
+                NodeKind::Switch => s.switches += 1,
+                NodeKind::Ca => s.hosts += 1,
+                NodeKind::Router => s.routers += 1,
+            }
+        }
+        for l in &self.links {
+            let switch_end = |e: PortRef| self.nodes[e.node.index()].is_switch();
+            if switch_end(l.a) && switch_end(l.b) {
+                s.switch_links += 1;
+            } else {
+                s.host_links += 1;
+            }
+        }
+        s
+    }
+}
+
+/// Node and cable counts of a fabric.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FabricSummary {
+    /// Switches.
+    pub switches: usize,
+    /// Channel adapters.
+    pub hosts: usize,
+    /// Routers.
+    pub routers: usize,
+    /// Cables between two switches.
+    pub switch_links: usize,
+    /// Cables with a CA or router on at least one end.
+    pub host_links: usize,
+}
+
+impl fmt::Display for FabricSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} switches, {} hosts, {} switch-switch cables, {} host cables",
+            self.switches, self.hosts, self.switch_links, self.host_links
+        )?;
+        if self.routers > 0 {
+            write!(f, ", {} routers", self.routers)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(kind: NodeKind, name: &str, guid: u64, num_ports: u8) -> NodeSpec {
+        NodeSpec {
+            kind,
+            name: name.into(),
+            description: name.into(),
+            guid: Guid(guid),
+            num_ports,
+            rack: None,
+        }
+    }
+
+    #[test]
+    fn cables_are_indexed_from_both_ends() {
+        let mut f = Fabric::new("t");
+        let s = f.add_node(spec(NodeKind::Switch, "s", 0x10, 4)).unwrap();
+        let h = f.add_node(spec(NodeKind::Ca, "h", 0x20, 2)).unwrap();
+        let sp = PortRef { node: s, port: 3 };
+        let hp = PortRef { node: h, port: 2 };
+        f.connect(sp, hp, Some(LinkWidth::X4), Some(LinkSpeed::Edr))
+            .unwrap();
+        assert_eq!(f.peer(sp), Some(hp));
+        assert_eq!(f.peer(hp), Some(sp));
+        assert_eq!(f.peer(PortRef { node: s, port: 1 }), None);
+        assert_eq!(f.node(h).ports[2].guid, Guid(0x22));
+        assert_eq!(f.node(s).ports[2].guid, Guid(0x10));
+        assert_eq!(f.summary().host_links, 1);
+    }
+
+    #[test]
+    fn bad_nodes_and_cables_are_refused_with_names() {
+        let mut f = Fabric::new("t");
+        let s = f.add_node(spec(NodeKind::Switch, "s", 1, 2)).unwrap();
+        assert!(matches!(
+            f.add_node(spec(NodeKind::Switch, "s", 2, 2)),
+            Err(FabricError::DuplicateName(_))
+        ));
+        assert!(matches!(
+            f.add_node(spec(NodeKind::Switch, "t", 1, 2)),
+            Err(FabricError::DuplicateGuid(_))
+        ));
+        let p = |port| PortRef { node: s, port };
+        let err = f.connect(p(1), p(3), None, None).unwrap_err();
+        assert_eq!(err.to_string(), "s has no port 3 (ports 1..=2)");
+        f.connect(p(1), p(2), None, None).unwrap(); // a loopback cable is real
+        let t = f.add_node(spec(NodeKind::Switch, "t", 3, 2)).unwrap();
+        let err = f
+            .connect(PortRef { node: t, port: 1 }, p(2), None, None)
+            .unwrap_err();
+        assert_eq!(err.to_string(), "s port 2 already has a cable (to s[1])");
+    }
+}

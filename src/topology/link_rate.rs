@@ -1,0 +1,185 @@
+//! Link width and speed, with the tokens ibnetdiscover prints (`4x`, `EDR`) and the encodings
+//! of PortInfo that ibsim net files use.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Active link width (lanes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LinkWidth {
+    /// 1 lane.
+    X1,
+    /// 2 lanes (split ports, e.g. HDR100).
+    X2,
+    /// 4 lanes, the usual cable.
+    X4,
+    /// 8 lanes.
+    X8,
+    /// 12 lanes.
+    X12,
+}
+
+impl LinkWidth {
+    /// Every width, narrowest first.
+    pub const ALL: [LinkWidth; 5] = [
+        LinkWidth::X1,
+        LinkWidth::X2,
+        LinkWidth::X4,
+        LinkWidth::X8,
+        LinkWidth::X12,
+    ];
+
+    /// Number of lanes.
+    pub fn lanes(self) -> u32 {
+        match self {
+            LinkWidth::X1 => 1,
+            LinkWidth::X2 => 2,
+            LinkWidth::X4 => 4,
+            LinkWidth::X8 => 8,
+            LinkWidth::X12 => 12,
+        }
+    }
+
+    /// The PortInfo LinkWidth bit (1 = 1x, 2 = 4x, 4 = 8x, 8 = 12x, 16 = 2x).
+    pub fn portinfo_bit(self) -> u32 {
+        match self {
+            LinkWidth::X1 => 1,
+            LinkWidth::X4 => 2,
+            LinkWidth::X8 => 4,
+            LinkWidth::X12 => 8,
+            LinkWidth::X2 => 16,
+        }
+    }
+}
+
+impl fmt::Display for LinkWidth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x", self.lanes())
+    }
+}
+
+impl FromStr for LinkWidth {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let lanes = s.strip_suffix(['x', 'X']).unwrap_or(s);
+        LinkWidth::ALL
+            .into_iter()
+            .find(|w| w.lanes().to_string() == lanes)
+            .ok_or_else(|| format!("unknown link width {s:?} (expected 1x, 2x, 4x, 8x or 12x)"))
+    }
+}
+
+/// Active link speed (per lane signalling generation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LinkSpeed {
+    /// 2.5 Gb/s.
+    Sdr,
+    /// 5 Gb/s.
+    Ddr,
+    /// 10 Gb/s.
+    Qdr,
+    /// 10.3125 Gb/s (Mellanox extension on QDR hardware).
+    Fdr10,
+    /// 14.0625 Gb/s.
+    Fdr,
+    /// 25.78125 Gb/s.
+    Edr,
+    /// 53.125 Gb/s.
+    Hdr,
+    /// 106.25 Gb/s.
+    Ndr,
+    /// 212.5 Gb/s.
+    Xdr,
+}
+
+impl LinkSpeed {
+    /// Every speed, slowest first.
+    pub const ALL: [LinkSpeed; 9] = [
+        LinkSpeed::Sdr,
+        LinkSpeed::Ddr,
+        LinkSpeed::Qdr,
+        LinkSpeed::Fdr10,
+        LinkSpeed::Fdr,
+        LinkSpeed::Edr,
+        LinkSpeed::Hdr,
+        LinkSpeed::Ndr,
+        LinkSpeed::Xdr,
+    ];
+
+    /// The token ibnetdiscover prints.
+    pub fn token(self) -> &'static str {
+        match self {
+            LinkSpeed::Sdr => "SDR",
+            LinkSpeed::Ddr => "DDR",
+            LinkSpeed::Qdr => "QDR",
+            LinkSpeed::Fdr10 => "FDR10",
+            LinkSpeed::Fdr => "FDR",
+            LinkSpeed::Edr => "EDR",
+            LinkSpeed::Hdr => "HDR",
+            LinkSpeed::Ndr => "NDR",
+            LinkSpeed::Xdr => "XDR",
+        }
+    }
+
+    /// Per-lane data rate in Gb/s as iblinkinfo prints it.
+    pub fn lane_gbps(self) -> f64 {
+        match self {
+            LinkSpeed::Sdr => 2.5,
+            LinkSpeed::Ddr => 5.0,
+            LinkSpeed::Qdr | LinkSpeed::Fdr10 => 10.0,
+            LinkSpeed::Fdr => 14.0625,
+            LinkSpeed::Edr => 25.78125,
+            LinkSpeed::Hdr => 53.125,
+            LinkSpeed::Ndr => 106.25,
+            LinkSpeed::Xdr => 212.5,
+        }
+    }
+
+    /// The ibsim/PortInfo encoding: `(LinkSpeed bit, LinkSpeedExt bit)`; one of them is 0.
+    /// FDR10 has no standard encoding and is given as QDR.
+    pub fn portinfo_bits(self) -> (u32, u32) {
+        match self {
+            LinkSpeed::Sdr => (1, 0),
+            LinkSpeed::Ddr => (2, 0),
+            LinkSpeed::Qdr | LinkSpeed::Fdr10 => (4, 0),
+            LinkSpeed::Fdr => (0, 1),
+            LinkSpeed::Edr => (0, 2),
+            LinkSpeed::Hdr => (0, 4),
+            LinkSpeed::Ndr => (0, 8),
+            LinkSpeed::Xdr => (0, 32),
+        }
+    }
+}
+
+impl fmt::Display for LinkSpeed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.token())
+    }
+}
+
+impl FromStr for LinkSpeed {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        LinkSpeed::ALL
+            .into_iter()
+            .find(|v| v.token().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown link speed {s:?} (expected SDR … XDR)"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip() {
+        for w in LinkWidth::ALL {
+            assert_eq!(w.to_string().parse::<LinkWidth>(), Ok(w));
+        }
+        for s in LinkSpeed::ALL {
+            assert_eq!(s.to_string().parse::<LinkSpeed>(), Ok(s));
+        }
+        assert!("3x".parse::<LinkWidth>().is_err());
+        assert!("???".parse::<LinkSpeed>().is_err());
+    }
+}

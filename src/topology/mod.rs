@@ -1,0 +1,31 @@
+//! The fabric model and the topology constructions.
+//!
+//! Every construction is a [`Construction`]: validated parameters that know the size of what
+//! they build and build a [`Fabric`] with documented names, port plan and racks. Invalid
+//! parameters are refused with a [`TopologyError`] that names the nearest valid ones.
+
+mod builder;
+mod fabric;
+mod link_rate;
+mod params;
+pub mod slimfly;
+mod switch_graph;
+
+pub use builder::FabricBuilder;
+pub use fabric::{
+    Fabric, FabricError, FabricSummary, Guid, Link, LinkId, Node, NodeId, NodeKind, NodeSpec, Port,
+    PortRef,
+};
+pub use link_rate::{LinkSpeed, LinkWidth};
+pub use params::{Size, TopologyError};
+pub use switch_graph::{SwitchGraph, UNREACHABLE};
+
+/// A topology construction with validated parameters.
+pub trait Construction {
+    /// The fabric's name, e.g. `slimfly-q5`; it appears in every node description.
+    fn name(&self) -> String;
+    /// What the construction needs and provides.
+    fn size(&self) -> Size;
+    /// Builds the fabric.
+    fn build(&self) -> Fabric;
+}
