@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod gf;
+pub mod io;
 pub mod topology;
 
 pub use topology::Fabric;

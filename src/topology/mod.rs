@@ -5,10 +5,16 @@
 //! parameters are refused with a [`TopologyError`] that names the nearest valid ones.
 
 mod builder;
+pub mod compare;
 mod fabric;
+pub mod fattree;
 mod link_rate;
+pub mod lsft;
+pub mod mlfm;
 mod params;
+pub mod polarfly;
 pub mod slimfly;
+mod spec;
 mod switch_graph;
 
 pub use builder::FabricBuilder;
@@ -18,6 +24,7 @@ pub use fabric::{
 };
 pub use link_rate::{LinkSpeed, LinkWidth};
 pub use params::{Size, TopologyError};
+pub use spec::{SpecError, TopologySpec};
 pub use switch_graph::{SwitchGraph, UNREACHABLE};
 
 /// A topology construction with validated parameters.

@@ -1,0 +1,57 @@
+//! `ibfabric`: generate, convert and analyse InfiniBand fabrics.
+//!
+//! Results go to stdout (or `-o FILE`, written atomically); diagnostics to stderr.
+//! Exit status: 0 success, 1 the command ran and found a problem, 2 bad input or usage.
+
+mod diff;
+mod output;
+mod source;
+mod topo;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Routing, cabling and analysis for low-diameter InfiniBand fabrics.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate a topology (or convert a discovered one) to YAML, JSON, an ibsim net file or DOT.
+    Topo(topo::TopoArgs),
+    /// Compare two fabrics physically (nodes by GUID, cables by GUID and port); exit 1 if they differ.
+    Diff(diff::DiffArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let level = match cli.verbose {
+        0 => log::LevelFilter::Warn,
+        1 => log::LevelFilter::Info,
+        _ => log::LevelFilter::Debug,
+    };
+    env_logger::Builder::new()
+        .filter_level(level)
+        .parse_default_env()
+        .init();
+    let result = match cli.command {
+        Command::Topo(args) => topo::run(args),
+        Command::Diff(args) => diff::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("ibfabric: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

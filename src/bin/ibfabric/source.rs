@@ -1,0 +1,52 @@
+//! Where a fabric comes from: a topology spec (`slimfly:q=5`), a fabric document (YAML or JSON,
+//! as `ibfabric topo` writes), or an `ibnetdiscover` dump of a live fabric.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use ibfabric::Fabric;
+use ibfabric::io::fabric_document::FabricDocument;
+use ibfabric::io::ibnetdiscover;
+use ibfabric::io::node_name_map::NodeNameMap;
+use ibfabric::topology::TopologySpec;
+
+/// Loads the fabric named by `source`: an existing file is read by its content, anything else
+/// must be a topology spec.
+pub fn load_fabric(source: &str, node_name_map: Option<&Path>) -> anyhow::Result<Fabric> {
+    let path = Path::new(source);
+    if !path.exists() {
+        let spec: TopologySpec = source
+            .parse()
+            .with_context(|| format!("{source:?} is neither a file nor a topology spec"))?;
+        return Ok(spec.construction()?.build());
+    }
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {source}"))?;
+    let start = text.trim_start();
+    if start.starts_with('{') {
+        let doc: FabricDocument = serde_json::from_str(&text)
+            .with_context(|| format!("{source}: not a fabric document"))?;
+        return doc.to_fabric().with_context(|| source.to_string());
+    }
+    if start.starts_with("name:") || text.lines().any(|l| l == "nodes:") {
+        let doc: FabricDocument = yaml_serde::from_str(&text)
+            .with_context(|| format!("{source}: not a fabric document"))?;
+        return doc.to_fabric().with_context(|| source.to_string());
+    }
+    let names = node_name_map.map(read_node_name_map).transpose()?;
+    let dump = ibnetdiscover::parse(&text, names.as_ref())
+        .map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    for warning in &dump.warnings {
+        log::warn!("{source}: {warning}");
+    }
+    if dump.fabric.nodes().is_empty() {
+        bail!("{source}: no nodes found (expected ibnetdiscover output or a fabric document)");
+    }
+    Ok(dump.fabric)
+}
+
+/// Reads a node-name-map file (`0x<guid> "name"` per line).
+pub fn read_node_name_map(path: &Path) -> anyhow::Result<NodeNameMap> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    NodeNameMap::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}

@@ -1,0 +1,40 @@
+//! Text formats of the InfiniBand tools, read from and written to strings.
+//!
+//! Pure functions only: no file IO and no printing. Readers return their warnings as
+//! [`Diagnostic`]s with 1-based line numbers and stop at the first malformed line with a
+//! [`ParseError`]; callers add the file name.
+//!
+//! * [`ibnetdiscover`]: topology dumps ⇄ [`Fabric`](crate::topology::Fabric);
+//! * [`iblinkinfo`]: per-port link states, widths, speeds and "could be" hints;
+//! * [`node_name_map`]: the GUID → name map shared by infiniband-diags and OpenSM;
+//! * [`ibsim`], [`dot`], [`fabric_document`]: renderings of a fabric for the simulator,
+//!   Graphviz and YAML/JSON documents.
+//!
+//! The readers scan lines by hand (no regular expressions) in one pass, in time linear in the
+//! input, and borrow from the input instead of allocating per line.
+
+pub mod diagnostic;
+pub mod dot;
+pub mod fabric_document;
+pub mod iblinkinfo;
+pub mod ibnetdiscover;
+pub mod ibsim;
+#[cfg(test)]
+mod mutate;
+pub mod node_name_map;
+mod scan;
+
+pub use diagnostic::{Diagnostic, ParseError, Severity};
+pub use iblinkinfo::LinkInfo;
+pub use ibnetdiscover::{DanglingCable, Dump, is_aggregation_node};
+pub use node_name_map::NodeNameMap;
+
+/// The text of a fixture under `shared/fixtures/ibnetdiscover/`.
+#[cfg(test)]
+pub(crate) fn fixture(relative: &str) -> String {
+    let path = format!(
+        "{}/../shared/fixtures/ibnetdiscover/{relative}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}

@@ -1,0 +1,197 @@
+//! A topology named by kind and parameters, as the command-line tools take it: the one place
+//! that maps `slimfly --q 5` (or the compact `slimfly:q=5`) to a construction.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::fattree::FatTree;
+use super::lsft::Lsft;
+use super::mlfm::Mlfm;
+use super::polarfly::PolarFly;
+use super::slimfly::SlimFly;
+use super::{Construction, TopologyError};
+
+/// A construction and its parameters, before validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TopologySpec {
+    /// Slim Fly for prime power q; p hosts per switch (default ⌈k'/2⌉).
+    SlimFly {
+        /// Field order.
+        q: u32,
+        /// Hosts per switch.
+        p: Option<u32>,
+    },
+    /// Multi-Layer Full Mesh of 2d-port switches.
+    Mlfm {
+        /// Half the switch radix.
+        d: u32,
+    },
+    /// Latin-square fat-tree from the projective plane of order n.
+    Lsft {
+        /// Plane order.
+        n: u32,
+    },
+    /// PolarFly (Erdős–Rényi polarity graph) for prime power q; p hosts per router.
+    PolarFly {
+        /// Field order.
+        q: u32,
+        /// Hosts per router.
+        p: Option<u32>,
+    },
+    /// Two-level fat tree.
+    FatTree {
+        /// Leaf switches.
+        leaves: u32,
+        /// Spine switches.
+        spines: u32,
+        /// Parallel cables between each leaf and each spine.
+        links_per_pair: u32,
+        /// Hosts per leaf.
+        hosts_per_leaf: u32,
+    },
+}
+
+impl TopologySpec {
+    /// Validates the parameters.
+    ///
+    /// # Errors
+    /// Impossible parameters, with the nearest valid ones where there are such.
+    pub fn construction(&self) -> Result<Box<dyn Construction>, TopologyError> {
+        Ok(match *self {
+            TopologySpec::SlimFly { q, p } => Box::new(SlimFly::new(q, p)?),
+            TopologySpec::Mlfm { d } => Box::new(Mlfm::new(d)?),
+            TopologySpec::Lsft { n } => Box::new(Lsft::new(n)?),
+            TopologySpec::PolarFly { q, p } => Box::new(PolarFly::new(q, p)?),
+            TopologySpec::FatTree {
+                leaves,
+                spines,
+                links_per_pair,
+                hosts_per_leaf,
+            } => Box::new(FatTree::new(
+                leaves,
+                spines,
+                links_per_pair,
+                hosts_per_leaf,
+            )?),
+        })
+    }
+}
+
+/// Why a compact spec string could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "topology spec {text:?}: {problem} (expected e.g. slimfly:q=5, slimfly:q=7,p=4, mlfm:d=3, lsft:n=3, polarfly:q=7, fattree:leaves=12,spines=6,links-per-pair=3,hosts-per-leaf=18)"
+)]
+pub struct SpecError {
+    text: String,
+    problem: String,
+}
+
+impl FromStr for TopologySpec {
+    type Err = SpecError;
+
+    /// Reads `kind:key=value,key=value` with the keys of the command-line options.
+    fn from_str(text: &str) -> Result<Self, SpecError> {
+        let fail = |problem: String| SpecError {
+            text: text.into(),
+            problem,
+        };
+        let (kind, params) = text.split_once(':').unwrap_or((text, ""));
+        let mut values: Vec<(&str, u32)> = Vec::new();
+        for pair in params.split(',').filter(|p| !p.is_empty()) {
+            let (key, value) = pair
+                .split_once('=')
+                .ok_or_else(|| fail(format!("{pair:?} is not key=value")))?;
+            let value = value
+                .parse()
+                .map_err(|_| fail(format!("{key} = {value:?} is not a whole number")))?;
+            values.push((key, value));
+        }
+        let allowed: &[&str] = match kind {
+            "slimfly" | "polarfly" => &["q", "p"],
+            "mlfm" => &["d"],
+            "lsft" => &["n"],
+            "fattree" => &["leaves", "spines", "links-per-pair", "hosts-per-leaf"],
+            other => return Err(fail(format!("unknown kind {other:?}"))),
+        };
+        if let Some((key, _)) = values.iter().find(|(k, _)| !allowed.contains(k)) {
+            return Err(fail(format!(
+                "{kind} takes {}, not {key}",
+                allowed.join(", ")
+            )));
+        }
+        let get = |key: &str| values.iter().find(|(k, _)| *k == key).map(|&(_, v)| v);
+        let need = |key: &str| get(key).ok_or_else(|| fail(format!("{kind} needs {key}=")));
+        Ok(match kind {
+            "slimfly" => TopologySpec::SlimFly {
+                q: need("q")?,
+                p: get("p"),
+            },
+            "polarfly" => TopologySpec::PolarFly {
+                q: need("q")?,
+                p: get("p"),
+            },
+            "mlfm" => TopologySpec::Mlfm { d: need("d")? },
+            "lsft" => TopologySpec::Lsft { n: need("n")? },
+            _ => TopologySpec::FatTree {
+                leaves: need("leaves")?,
+                spines: need("spines")?,
+                links_per_pair: need("links-per-pair")?,
+                hosts_per_leaf: need("hosts-per-leaf")?,
+            },
+        })
+    }
+}
+
+impl fmt::Display for TopologySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TopologySpec::SlimFly { q, p: None } => write!(f, "slimfly:q={q}"),
+            TopologySpec::SlimFly { q, p: Some(p) } => write!(f, "slimfly:q={q},p={p}"),
+            TopologySpec::PolarFly { q, p: None } => write!(f, "polarfly:q={q}"),
+            TopologySpec::PolarFly { q, p: Some(p) } => write!(f, "polarfly:q={q},p={p}"),
+            TopologySpec::Mlfm { d } => write!(f, "mlfm:d={d}"),
+            TopologySpec::Lsft { n } => write!(f, "lsft:n={n}"),
+            TopologySpec::FatTree {
+                leaves,
+                spines,
+                links_per_pair,
+                hosts_per_leaf,
+            } => write!(
+                f,
+                "fattree:leaves={leaves},spines={spines},links-per-pair={links_per_pair},hosts-per-leaf={hosts_per_leaf}"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_specs_round_trip_and_build() {
+        for text in [
+            "slimfly:q=5",
+            "slimfly:q=7,p=3",
+            "mlfm:d=3",
+            "lsft:n=3",
+            "polarfly:q=5",
+            "fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=4",
+        ] {
+            let spec: TopologySpec = text.parse().unwrap();
+            assert_eq!(spec.to_string(), text);
+            let fabric = spec.construction().unwrap().build();
+            assert!(fabric.summary().switches > 0, "{text}");
+        }
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_expected() {
+        let err = |t: &str| t.parse::<TopologySpec>().unwrap_err().to_string();
+        assert!(err("dragonfly:a=1").contains("unknown kind \"dragonfly\""));
+        assert!(err("slimfly:d=3").contains("slimfly takes q, p, not d"));
+        assert!(err("slimfly").contains("slimfly needs q="));
+        assert!(err("mlfm:d=x").contains("d = \"x\" is not a whole number"));
+    }
+}

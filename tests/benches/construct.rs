@@ -1,0 +1,77 @@
+//! Benchmark: building the largest constructions (parameter validation, field tables and the
+//! fabric), rendering them as ibsim net files and ibnetdiscover dumps, and reading such a dump
+//! back (as `ibfabric` does with the output of the real tool).
+//!
+//! `cargo bench --bench construct` prints one Markdown table row per fabric: median wall time
+//! over at least 5 runs and 1 s, and the process's peak resident memory after all runs.
+
+use std::time::{Duration, Instant};
+
+use ibfabric::io::{ibnetdiscover, ibsim};
+use ibfabric::topology::TopologySpec;
+
+fn main() {
+    let cases = [
+        "slimfly:q=5",
+        "slimfly:q=19",
+        "slimfly:q=27",
+        "mlfm:d=18",
+        "lsft:n=17",
+        "polarfly:q=31",
+    ];
+    println!("| fabric | switches | hosts | build | ibsim net | write dump | read dump |");
+    println!("|---|---|---|---|---|---|---|");
+    for text in cases {
+        let spec: TopologySpec = text.parse().expect("valid spec");
+        let (build, fabric) = measure(|| spec.construction().expect("valid").build());
+        let (net, _) = measure(|| ibsim::write_net(&fabric));
+        let (write, dump) = measure(|| ibnetdiscover::write(&fabric));
+        let (read, parsed) = measure(|| ibnetdiscover::parse(&dump, None).expect("own dump"));
+        assert_eq!(parsed.fabric.summary(), fabric.summary());
+        let s = fabric.summary();
+        println!(
+            "| {text} | {} | {} | {} | {} | {} | {} |",
+            s.switches,
+            s.hosts,
+            ms(median(&build)),
+            ms(median(&net)),
+            ms(median(&write)),
+            ms(median(&read))
+        );
+    }
+    println!("\npeak RSS: {} MiB", peak_rss_kib() / 1024);
+}
+
+/// Runs `f` at least 5 times and for at least 1 s; returns the sorted times and the last value.
+fn measure<T>(mut f: impl FnMut() -> T) -> (Vec<Duration>, T) {
+    let mut times = Vec::new();
+    let started = Instant::now();
+    loop {
+        let t = Instant::now();
+        let value = std::hint::black_box(f());
+        times.push(t.elapsed());
+        if times.len() >= 5 && started.elapsed() > Duration::from_secs(1) {
+            times.sort();
+            return (times, value);
+        }
+    }
+}
+
+fn median(times: &[Duration]) -> Duration {
+    times[times.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}

@@ -1,0 +1,149 @@
+//! The `ibfabric` command as a user runs it: outputs, exit statuses and error messages.
+
+use std::process::{Command, Output};
+
+fn ibfabric(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ibfabric"))
+        .args(args)
+        .output()
+        .expect("run ibfabric")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn impossible_parameters_exit_2_naming_the_nearest_valid_ones() {
+    let out = ibfabric(&["topo", "slimfly", "--q", "6"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("q = 5 (50 switches, 200 endpoints, 11 ports per switch), q = 7"),
+        "{}",
+        stderr(&out)
+    );
+    let out = ibfabric(&["topo", "lsft", "--n", "6"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("n = 5") && stderr(&out).contains("n = 7"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn output_files_are_written_whole_and_read_back_as_the_same_fabric() {
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["yaml", "json", "ibnetdiscover"] {
+        let path = dir.path().join(format!("mlfm.{format}"));
+        let out = ibfabric(&[
+            "topo",
+            "mlfm",
+            "--d",
+            "3",
+            "--format",
+            format,
+            "-o",
+            path.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(
+            leftovers
+                .iter()
+                .all(|n| n.to_str().unwrap().starts_with("mlfm.")),
+            "temporary files left: {leftovers:?}"
+        );
+        let out = ibfabric(&[
+            "diff",
+            "--expected",
+            "mlfm:d=3",
+            "--actual",
+            path.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
+#[test]
+fn diff_exits_1_and_lists_exactly_what_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ibfabric(&["topo", "slimfly", "--q", "5", "--format", "ibnetdiscover"]);
+    let dump = String::from_utf8(out.stdout).unwrap();
+    // Unplug host h0-0-0-0 (GUID 0x02fab10000000000): drop both ends' port lines.
+    let unplugged: String = dump
+        .lines()
+        .filter(|l| {
+            !l.contains("\"H-02fab10000000000\"[1]") && !l.starts_with("[1](2fab10000000001)")
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(dump.lines().count() - unplugged.lines().count(), 2);
+    let path = dir.path().join("unplugged.topo");
+    std::fs::write(&path, unplugged).unwrap();
+    let out = ibfabric(&[
+        "diff",
+        "--expected",
+        "slimfly:q=5",
+        "--actual",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let findings: Vec<&str> = text.lines().skip(2).collect();
+    assert_eq!(findings, ["missing cable: sw0-0-0[8] -- h0-0-0-0[1]"]);
+}
+
+#[test]
+fn a_real_dump_converts_to_every_format() {
+    let dump = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/fixtures/ibnetdiscover/loginoff-infiniband_topology_fdr10-qdr-8sw_topo.txt"
+    );
+    for format in [
+        "yaml",
+        "json",
+        "ibsim",
+        "dot",
+        "ibnetdiscover",
+        "node-name-map",
+    ] {
+        let out = ibfabric(&["topo", "ibnetdiscover", dump, "--format", format]);
+        assert!(out.status.success(), "{format}: {}", stderr(&out));
+        assert!(!out.stdout.is_empty());
+    }
+    let out = ibfabric(&["diff", "--expected", dump, "--actual", dump]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn unreadable_sources_are_refused_with_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.topo");
+    std::fs::write(&bad, "Switch\t36 \"S-0000000000000001\"\t\t# \"sw\" base port 0 lid 1 lmc 0\n[1 \"S-0000000000000002\"[1]\n").unwrap();
+    let out = ibfabric(&["topo", "ibnetdiscover", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("bad.topo: line 2: expected"), "{err}");
+    let out = ibfabric(&[
+        "diff",
+        "--expected",
+        "nosuchfile.yaml",
+        "--actual",
+        "slimfly:q=5",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("\"nosuchfile.yaml\" is neither a file nor a topology spec"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1,0 +1,151 @@
+//! Test harness for the real InfiniBand stack: an ibsim fabric simulator per test, and the
+//! diagnostic tools (`ibnetdiscover`, `iblinkinfo`, ...) run against it through umad2sim.
+//!
+//! Every simulator gets its own `IBSIM_SOCKNAME` and scratch directory, runs under `timeout`
+//! (so a crashed test cannot leave it behind) and is stopped by PID when the handle drops.
+#![allow(dead_code)]
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// The preload library that redirects libibumad to the simulator.
+pub const UMAD2SIM: &str = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
+
+/// Longest a simulator may live: a safety net behind the Drop handler.
+const SIMULATOR_LIFETIME_SECS: u32 = 900;
+
+/// A running ibsim with its scratch directory.
+pub struct Ibsim {
+    child: Child,
+    console: Option<ChildStdin>,
+    socket_name: String,
+    dir: tempfile::TempDir,
+}
+
+impl Ibsim {
+    /// Starts ibsim on the net file text `net` and waits until it is ready.
+    ///
+    /// # Panics
+    /// If the simulator does not come up within 60 s (its log is in the message).
+    pub fn start(net: &str) -> Self {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let dir = tempfile::Builder::new()
+            .prefix("ibfabric-sim-")
+            .tempdir()
+            .expect("scratch dir");
+        let net_path = dir.path().join("fabric.net");
+        fs::write(&net_path, net).expect("write net file");
+        let socket_name = format!(
+            "ibfab{}x{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let log = fs::File::create(dir.path().join("ibsim.log")).expect("ibsim log");
+        let child = Command::new("timeout")
+            .arg(SIMULATOR_LIFETIME_SECS.to_string())
+            // Raise the default limits (2048 nodes, 256 switches) for larger fabrics.
+            .args(["ibsim", "-s", "-N", "8192", "-S", "2048", "-P", "131072"])
+            .arg(&net_path)
+            .env("IBSIM_SOCKNAME", &socket_name)
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(log.try_clone().expect("log handle"))
+            .stderr(log)
+            .spawn()
+            .expect("start ibsim (is ibsim-utils installed?)");
+        let mut sim = Ibsim {
+            child,
+            console: None,
+            socket_name,
+            dir,
+        };
+        sim.console = sim.child.stdin.take();
+        sim.wait_ready();
+        sim
+    }
+
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let log = fs::read_to_string(self.log_path()).unwrap_or_default();
+            if log.contains("Network simulator ready.") {
+                return;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "ibsim exited ({status}) before it was ready:\n{}",
+                    tail(&log)
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "ibsim not ready after 60 s:\n{}",
+                tail(&log)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The simulator's own log (stdout and stderr).
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.path().join("ibsim.log")
+    }
+
+    /// The scratch directory clients run in.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A command for `program` that talks to this simulator.
+    pub fn command(&self, program: &str) -> Command {
+        let mut cmd = Command::new("timeout");
+        cmd.args(["120", program])
+            .env("IBSIM_SOCKNAME", &self.socket_name)
+            .env("LD_PRELOAD", UMAD2SIM)
+            .current_dir(self.dir.path());
+        cmd
+    }
+
+    /// Runs `program args` against the simulator; panics with its stderr if it fails.
+    pub fn run(&self, program: &str, args: &[&str]) -> String {
+        let out: Output = self
+            .command(program)
+            .args(args)
+            .output()
+            .expect("run client");
+        assert!(
+            out.status.success(),
+            "{program} {args:?} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8 output")
+    }
+
+    /// Sends one command to ibsim's console (e.g. `Unlink "sw0-0-0"[3]`).
+    pub fn console(&mut self, line: &str) {
+        let stdin = self.console.as_mut().expect("console open");
+        writeln!(stdin, "{line}").expect("write to ibsim console");
+        stdin.flush().expect("flush ibsim console");
+    }
+}
+
+impl Drop for Ibsim {
+    fn drop(&mut self) {
+        // SIGTERM to `timeout`, which passes it on to ibsim; then reap both.
+        // SAFETY: kill(2) with the PID of our own child process; no memory is touched.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}

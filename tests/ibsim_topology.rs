@@ -1,0 +1,58 @@
+//! End to end on the real stack: a generated fabric, loaded into ibsim, is discovered by the
+//! real `ibnetdiscover`, and reading that dump gives back exactly the generated switches, hosts
+//! and cables (by GUID, description and port, and by name through a node-name-map).
+
+mod common;
+
+use common::Ibsim;
+use ibfabric::io::{NodeNameMap, ibnetdiscover, ibsim};
+use ibfabric::topology::TopologySpec;
+use ibfabric::topology::compare::compare;
+
+fn discover_and_compare(spec: &str) {
+    let spec: TopologySpec = spec.parse().unwrap();
+    let generated = spec.construction().unwrap().build();
+    let sim = Ibsim::start(&ibsim::write_net(&generated));
+    let dump = sim.run("ibnetdiscover", &[]);
+    let names = NodeNameMap::from_fabric(&generated);
+    let discovered = ibnetdiscover::parse(&dump, Some(&names)).unwrap();
+    assert!(
+        discovered.dangling.is_empty(),
+        "{spec}: dangling cables {:?}",
+        discovered.dangling
+    );
+    // Nodes by GUID with kind, description and port count; cables by GUID and port at both
+    // ends, at the generated rate.
+    let diff = compare(&generated, &discovered.fabric);
+    assert!(
+        diff.is_empty(),
+        "{spec}: the discovered fabric differs:\n{diff}"
+    );
+    assert_eq!(discovered.fabric.summary(), generated.summary(), "{spec}");
+    // Through the node-name-map, every node carries its generated name.
+    for node in generated.nodes() {
+        let found = discovered.fabric.node_by_guid(node.guid).unwrap();
+        assert_eq!(discovered.fabric.node(found).name, node.name, "{spec}");
+    }
+}
+
+#[test]
+fn slimfly_q5_is_discovered_exactly_as_generated() {
+    discover_and_compare("slimfly:q=5");
+}
+
+#[test]
+fn mlfm_d3_is_discovered_exactly_as_generated() {
+    discover_and_compare("mlfm:d=3");
+}
+
+#[test]
+fn lsft_n3_is_discovered_exactly_as_generated() {
+    discover_and_compare("lsft:n=3");
+}
+
+#[test]
+fn polarfly_and_fat_tree_are_discovered_exactly_as_generated() {
+    discover_and_compare("polarfly:q=5");
+    discover_and_compare("fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=3");
+}
