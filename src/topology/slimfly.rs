@@ -315,7 +315,7 @@ mod tests {
 
     #[test]
     fn two_q_cables_between_every_two_racks() {
-        for q in valid_qs(27) {
+        for q in valid_qs(49) {
             let fabric = SlimFly::new(q, Some(0)).unwrap().build();
             let mut between: HashMap<(u32, u32), usize> = HashMap::new();
             for link in fabric.links() {
@@ -338,7 +338,7 @@ mod tests {
 
     #[test]
     fn every_switch_of_a_rack_uses_the_same_port_towards_a_given_rack() {
-        for q in valid_qs(27) {
+        for q in valid_qs(49) {
             let fabric = SlimFly::new(q, None).unwrap().build();
             let mut port_to: HashMap<(u32, u32), u8> = HashMap::new();
             for link in fabric.links() {
