@@ -7,6 +7,7 @@
 
 pub mod gf;
 pub mod io;
+pub mod plan;
 pub mod topology;
 
 pub use topology::Fabric;

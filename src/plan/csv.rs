@@ -1,0 +1,477 @@
+//! Plans as CSV cable lists: one row per cable with A and Z columns (rack, U, device, port),
+//! cable id, label, kind, length, rate and wiring step. The file opens in a spreadsheet (header
+//! row, RFC 4180 quoting) and a site with its own layout can write one and verify against it.
+//!
+//! Reading needs only `a_device`, `a_port`, `b_device` and `b_port`; every other column is
+//! optional, header names are matched without regard to case, and unknown columns are ignored.
+//! Without `a_kind`/`b_kind`, a device is taken for a host when it has at most two cables, on
+//! ports 1 and 2 only, and every device it is cabled to has at least three cables; all others
+//! are switches. Without `kind`, cables inside a rack are copper and between racks optical.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::document::{RawCable, assemble};
+use super::{CableKind, Device, DeviceKind, Plan, PlanError, Rack};
+
+/// The columns written, in order. The first ten are the columns of common cable lists
+/// (`cable_id, a_rack, a_u, a_device, a_port, b_rack, b_u, b_device, b_port, kind`).
+pub const COLUMNS: [&str; 19] = [
+    "cable_id",
+    "a_rack",
+    "a_u",
+    "a_device",
+    "a_port",
+    "b_rack",
+    "b_u",
+    "b_device",
+    "b_port",
+    "kind",
+    "length_m",
+    "rate",
+    "step",
+    "step_name",
+    "label",
+    "a_slot",
+    "b_slot",
+    "a_kind",
+    "b_kind",
+];
+
+/// Renders the plan as CSV, one row per cable in wiring order.
+pub fn write(plan: &Plan) -> String {
+    let mut out = ::csv::Writer::from_writer(Vec::new());
+    out.write_record(COLUMNS).expect("writing to memory");
+    let opt = |v: Option<u32>| v.map_or(String::new(), |v| v.to_string());
+    for c in &plan.cables {
+        let (a, b) = (&plan.devices[c.a.device], &plan.devices[c.b.device]);
+        let record = [
+            c.id.clone(),
+            plan.racks[a.rack].name.clone(),
+            opt(a.u),
+            a.name.clone(),
+            c.a.port.to_string(),
+            plan.racks[b.rack].name.clone(),
+            opt(b.u),
+            b.name.clone(),
+            c.b.port.to_string(),
+            c.kind.to_string(),
+            c.length_m.map_or(String::new(), |l| l.to_string()),
+            c.rate.clone().unwrap_or_default(),
+            c.step.to_string(),
+            plan.steps[c.step as usize - 1].clone(),
+            plan.label(c),
+            opt(a.slot),
+            opt(b.slot),
+            a.kind.to_string(),
+            b.kind.to_string(),
+        ];
+        out.write_record(&record).expect("writing to memory");
+    }
+    String::from_utf8(out.into_inner().expect("flushing to memory")).expect("UTF-8 fields")
+}
+
+/// Why a CSV cable list could not be read: the line (1-based, the header is line 1) and what
+/// was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct CsvError {
+    /// Line number.
+    pub line: u64,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// One end as read from a row.
+struct RowEnd {
+    rack: Option<String>,
+    u: Option<u32>,
+    slot: Option<u32>,
+    device: String,
+    port: u8,
+    kind: Option<DeviceKind>,
+}
+
+/// Reads a CSV cable list into a plan called `name`.
+///
+/// # Errors
+/// A missing required column, a field that is not what its column holds (with the line), or an
+/// inconsistent plan (a device in two racks, two cables on one port, ...).
+pub fn read(text: &str, name: &str) -> Result<Plan, CsvError> {
+    let mut reader = ::csv::ReaderBuilder::new()
+        .trim(::csv::Trim::All)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| CsvError {
+            line: 1,
+            message: e.to_string(),
+        })?
+        .iter()
+        .map(|h| h.trim_start_matches('#').to_ascii_lowercase())
+        .collect();
+    let column = |name: &str| header.iter().position(|h| h == name);
+    for required in ["a_device", "a_port", "b_device", "b_port"] {
+        if column(required).is_none() {
+            return Err(CsvError {
+                line: 1,
+                message: format!(
+                    "expected a header with at least a_device, a_port, b_device, b_port; {required} is missing"
+                ),
+            });
+        }
+    }
+    let mut rows: Vec<(
+        u64,
+        String,
+        RowEnd,
+        RowEnd,
+        Option<CableKind>,
+        Option<f64>,
+        Option<String>,
+        u32,
+        Option<String>,
+    )> = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| CsvError {
+            line: e.position().map_or(0, |p| p.line()),
+            message: e.to_string(),
+        })?;
+        let line = record.position().map_or(0, |p| p.line());
+        if record.iter().all(str::is_empty) {
+            continue;
+        }
+        let field = |name: &str| {
+            column(name)
+                .and_then(|i| record.get(i))
+                .filter(|v| !v.is_empty())
+        };
+        let fail = |message: String| CsvError { line, message };
+        let number = |name: &str| -> Result<Option<u32>, CsvError> {
+            field(name)
+                .map(|v| {
+                    v.parse()
+                        .map_err(|_| fail(format!("{name} {v:?} is not a whole number")))
+                })
+                .transpose()
+        };
+        let end = |side: &str| -> Result<RowEnd, CsvError> {
+            let device = field(&format!("{side}_device"))
+                .ok_or_else(|| fail(format!("{side}_device is empty")))?;
+            let port_text = field(&format!("{side}_port")).unwrap_or("");
+            let port: u8 = port_text.parse().ok().filter(|&p| p > 0).ok_or_else(|| {
+                fail(format!(
+                    "{side}_port {port_text:?} is not a port number (1..=255)"
+                ))
+            })?;
+            let kind = match field(&format!("{side}_kind")) {
+                None => None,
+                Some(k) if k.eq_ignore_ascii_case("switch") => Some(DeviceKind::Switch),
+                Some(k) if k.eq_ignore_ascii_case("host") => Some(DeviceKind::Host),
+                Some(k) => return Err(fail(format!("{side}_kind {k:?} is not switch or host"))),
+            };
+            Ok(RowEnd {
+                rack: field(&format!("{side}_rack")).map(str::to_string),
+                u: number(&format!("{side}_u"))?,
+                slot: number(&format!("{side}_slot"))?,
+                device: device.to_string(),
+                port,
+                kind,
+            })
+        };
+        let (a, b) = (end("a")?, end("b")?);
+        let kind = field("kind")
+            .map(|k| k.parse::<CableKind>().map_err(&fail))
+            .transpose()?;
+        let length = field("length_m")
+            .map(|v| {
+                v.parse::<f64>()
+                    .map_err(|_| fail(format!("length_m {v:?} is not a number")))
+            })
+            .transpose()?;
+        let id =
+            field("cable_id").map_or_else(|| format!("C-{:04}", rows.len() + 1), str::to_string);
+        let step = number("step")?.unwrap_or(1);
+        if step == 0 {
+            return Err(fail("step must be 1 or more".into()));
+        }
+        rows.push((
+            line,
+            id,
+            a,
+            b,
+            kind,
+            length,
+            field("rate").map(str::to_string),
+            step,
+            field("step_name").map(str::to_string),
+        ));
+    }
+    assemble_rows(rows, name)
+}
+
+#[allow(clippy::type_complexity)]
+fn assemble_rows(
+    rows: Vec<(
+        u64,
+        String,
+        RowEnd,
+        RowEnd,
+        Option<CableKind>,
+        Option<f64>,
+        Option<String>,
+        u32,
+        Option<String>,
+    )>,
+    name: &str,
+) -> Result<Plan, CsvError> {
+    // Devices: rack, U, slot and kind from their rows (they must agree), ports up to the highest used.
+    struct Seen {
+        rack: String,
+        u: Option<u32>,
+        slot: Option<u32>,
+        kind: Option<DeviceKind>,
+        max_port: u8,
+        cables: usize,
+        ports: Vec<u8>,
+        peers: Vec<String>,
+        first_line: u64,
+    }
+    let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for (line, _, a, b, ..) in &rows {
+        for (end, other) in [(a, b), (b, a)] {
+            let rack = end.rack.clone().unwrap_or_else(|| "R01".into());
+            let entry = seen.entry(end.device.clone()).or_insert_with(|| {
+                order.push(end.device.clone());
+                Seen {
+                    rack: rack.clone(),
+                    u: None,
+                    slot: None,
+                    kind: None,
+                    max_port: 0,
+                    cables: 0,
+                    ports: Vec::new(),
+                    peers: Vec::new(),
+                    first_line: *line,
+                }
+            });
+            if entry.rack != rack {
+                return Err(CsvError {
+                    line: *line,
+                    message: format!(
+                        "{} is in rack {} here but in rack {} at line {}",
+                        end.device, rack, entry.rack, entry.first_line
+                    ),
+                });
+            }
+            entry.u = entry.u.or(end.u);
+            entry.slot = entry.slot.or(end.slot);
+            entry.kind = entry.kind.or(end.kind);
+            entry.max_port = entry.max_port.max(end.port);
+            entry.cables += 1;
+            entry.ports.push(end.port);
+            entry.peers.push(other.device.clone());
+        }
+    }
+    let cables_of: HashMap<&str, usize> =
+        seen.iter().map(|(n, s)| (n.as_str(), s.cables)).collect();
+    let mut rack_names: Vec<&str> = seen.values().map(|s| s.rack.as_str()).collect();
+    rack_names.sort_by(|x, y| natural_key(x).cmp(&natural_key(y)));
+    rack_names.dedup();
+    let rack_index: HashMap<&str, usize> = rack_names
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| (r, i))
+        .collect();
+    let tallest = seen.values().filter_map(|s| s.u).max().unwrap_or(0);
+    let racks: Vec<Rack> = rack_names
+        .iter()
+        .map(|&r| Rack {
+            name: r.to_string(),
+            units: tallest.max(42),
+        })
+        .collect();
+    let devices: Vec<Device> = order
+        .iter()
+        .map(|name| {
+            let s = &seen[name];
+            let looks_like_host = s.cables <= 2
+                && s.ports.iter().all(|&p| p <= 2)
+                && s.peers.iter().all(|p| cables_of[p.as_str()] >= 3);
+            let kind = s.kind.unwrap_or(if looks_like_host {
+                DeviceKind::Host
+            } else {
+                DeviceKind::Switch
+            });
+            Device {
+                name: name.clone(),
+                kind,
+                rack: rack_index[s.rack.as_str()],
+                u: s.u,
+                slot: s.slot,
+                ports: s.max_port,
+                guid: None,
+                description: None,
+            }
+        })
+        .collect();
+    let max_step = rows.iter().map(|r| r.7).max().unwrap_or(1);
+    let mut steps: Vec<String> = (1..=max_step).map(|s| format!("step {s}")).collect();
+    for row in &rows {
+        if let Some(step_name) = &row.8 {
+            steps[row.7 as usize - 1] = step_name.clone();
+        }
+    }
+    let lines: HashMap<String, u64> = rows.iter().map(|r| (r.1.clone(), r.0)).collect();
+    let raw = rows
+        .into_iter()
+        .map(|(_, id, a, b, kind, length_m, rate, step, _)| {
+            let same_rack = seen[&a.device].rack == seen[&b.device].rack;
+            let kind = kind.unwrap_or(if same_rack {
+                CableKind::Copper
+            } else {
+                CableKind::Optical
+            });
+            RawCable {
+                id,
+                a: (a.device, a.port),
+                b: (b.device, b.port),
+                kind,
+                length_m,
+                step,
+                rate,
+            }
+        })
+        .collect();
+    assemble(name.to_string(), racks, devices, raw, steps).map_err(|e| {
+        let line = match &e {
+            PlanError::Duplicate { name, .. } | PlanError::UnknownDevice { cable: name, .. } => {
+                lines.get(name).copied()
+            }
+            _ => None,
+        };
+        CsvError {
+            line: line.unwrap_or(0),
+            message: e.to_string(),
+        }
+    })
+}
+
+/// Sorts `R2` before `R10`: text with its digit runs compared as numbers.
+fn natural_key(text: &str) -> Vec<(String, u64)> {
+    let mut key = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let split = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let (word, tail) = rest.split_at(split);
+        let digits = tail
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(tail.len());
+        key.push((word.to_string(), tail[..digits].parse().unwrap_or(0)));
+        rest = &tail[digits..];
+    }
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::build::{PlanOptions, plan_for};
+    use crate::plan::document::PlanDocument;
+
+    #[test]
+    fn written_csv_reads_back_as_the_same_plan() {
+        for text in ["slimfly:q=5", "mlfm:d=3", "lsft:n=3"] {
+            let plan = plan_for(&text.parse().unwrap(), &PlanOptions::default()).unwrap();
+            let csv = write(&plan);
+            assert!(csv.starts_with(
+                "cable_id,a_rack,a_u,a_device,a_port,b_rack,b_u,b_device,b_port,kind,"
+            ));
+            assert_eq!(csv.lines().count(), plan.cables.len() + 1);
+            let back = read(&csv, &plan.name).unwrap();
+            // CSV carries no GUIDs, descriptions, rack heights or port counts (a device has as
+            // many ports as its highest cabled one); everything else survives.
+            let strip = |p: &Plan| {
+                let mut p = p.clone();
+                p.devices
+                    .iter_mut()
+                    .for_each(|d| (d.guid, d.description) = (None, None));
+                p.racks.iter_mut().for_each(|r| r.units = 42);
+                let mut doc = PlanDocument::from_plan(&p);
+                doc.devices.sort_by(|a, b| a.name.cmp(&b.name));
+                doc.devices.iter_mut().for_each(|d| d.ports = 0);
+                doc
+            };
+            assert_eq!(strip(&back), strip(&plan), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_fixture_cable_list_imports_with_hosts_recognised() {
+        let text = crate::io::fixture("ibsim-generated/slimfly-q5/slimfly_q5_plan.csv");
+        let plan = read(&text, "slimfly-q5").unwrap();
+        // 375 data rows (wc -l gives 376 with the header); 50 switches and 200 hosts named
+        // sw* and sfn* in the file.
+        assert_eq!(plan.cables.len(), 375);
+        let count = |k| plan.devices.iter().filter(|d| d.kind == k).count();
+        assert_eq!(
+            (count(DeviceKind::Switch), count(DeviceKind::Host)),
+            (50, 200)
+        );
+        assert!(
+            plan.devices
+                .iter()
+                .filter(|d| d.kind == DeviceKind::Host)
+                .all(|d| d.name.starts_with("sfn"))
+        );
+        assert_eq!(
+            plan.racks
+                .iter()
+                .map(|r| r.name.as_str())
+                .collect::<Vec<_>>(),
+            ["R01", "R02", "R03", "R04", "R05"]
+        );
+        let inter = plan
+            .cables
+            .iter()
+            .filter(|c| c.kind == CableKind::Optical)
+            .count();
+        assert_eq!(inter, 100, "inter-rack rows are optical");
+    }
+
+    #[test]
+    fn bad_rows_name_the_line_and_the_column() {
+        let header = "cable_id,a_rack,a_u,a_device,a_port,b_rack,b_u,b_device,b_port\n";
+        let err = |body: &str| {
+            read(&format!("{header}{body}"), "t")
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err("C1,R01,1,s1,x,R01,2,s2,1\n"),
+            "line 2: a_port \"x\" is not a port number (1..=255)"
+        );
+        assert_eq!(
+            err("C1,R01,1,s1,1,R01,2,s2,1\nC2,R02,1,s1,2,R01,2,s2,2\n"),
+            "line 3: s1 is in rack R02 here but in rack R01 at line 2"
+        );
+        assert_eq!(
+            err("C1,R01,1,s1,1,R01,2,s2,1\nC1,R01,1,s1,2,R01,2,s2,2\n"),
+            "line 3: cable id \"C1\" is listed twice"
+        );
+        assert!(
+            err("C1,R01,1,s1,1,R01,2,s2,1\nC2,R01,1,s1,1,R01,2,s3,1\n")
+                .contains("s1 port 1 already has a cable")
+        );
+        let err = read("a_device,a_port,b_device\ns,1,t\n", "t")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "line 1: expected a header with at least a_device, a_port, b_device, b_port; b_port is missing"
+        );
+    }
+}
