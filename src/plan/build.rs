@@ -241,6 +241,9 @@ enum Step {
     Hosts,
 }
 
+/// Wiring order of a cable: step, rack pair, top-down position of the A end, A port.
+type CableOrder = (Step, usize, usize, u32, u8);
+
 fn order_cables(
     fabric: &Fabric,
     placements: &[Option<Placement>],
@@ -249,13 +252,7 @@ fn order_cables(
     prefix: &str,
 ) -> (Vec<Cable>, Vec<String>) {
     let slim_fly_groups = placements.iter().flatten().any(|p| p.group != p.rack);
-    // Sort key: step, rack pair, top-down position of the A end, A port.
-    let mut keyed: Vec<(
-        (Step, usize, usize, u32, u8),
-        CableEnd,
-        CableEnd,
-        Option<String>,
-    )> = fabric
+    let mut keyed: Vec<(CableOrder, CableEnd, CableEnd, Option<String>)> = fabric
         .links()
         .iter()
         .map(|link| {

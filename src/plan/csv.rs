@@ -81,6 +81,19 @@ pub struct CsvError {
     pub message: String,
 }
 
+/// One cable as read from a row.
+struct Row {
+    line: u64,
+    id: String,
+    a: RowEnd,
+    b: RowEnd,
+    kind: Option<CableKind>,
+    length_m: Option<f64>,
+    rate: Option<String>,
+    step: u32,
+    step_name: Option<String>,
+}
+
 /// One end as read from a row.
 struct RowEnd {
     rack: Option<String>,
@@ -121,17 +134,7 @@ pub fn read(text: &str, name: &str) -> Result<Plan, CsvError> {
             });
         }
     }
-    let mut rows: Vec<(
-        u64,
-        String,
-        RowEnd,
-        RowEnd,
-        Option<CableKind>,
-        Option<f64>,
-        Option<String>,
-        u32,
-        Option<String>,
-    )> = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     for record in reader.records() {
         let record = record.map_err(|e| CsvError {
             line: e.position().map_or(0, |p| p.line()),
@@ -195,36 +198,26 @@ pub fn read(text: &str, name: &str) -> Result<Plan, CsvError> {
         if step == 0 {
             return Err(fail("step must be 1 or more".into()));
         }
-        rows.push((
+        let (rate, step_name) = (
+            field("rate").map(str::to_string),
+            field("step_name").map(str::to_string),
+        );
+        rows.push(Row {
             line,
             id,
             a,
             b,
             kind,
-            length,
-            field("rate").map(str::to_string),
+            length_m: length,
+            rate,
             step,
-            field("step_name").map(str::to_string),
-        ));
+            step_name,
+        });
     }
     assemble_rows(rows, name)
 }
 
-#[allow(clippy::type_complexity)]
-fn assemble_rows(
-    rows: Vec<(
-        u64,
-        String,
-        RowEnd,
-        RowEnd,
-        Option<CableKind>,
-        Option<f64>,
-        Option<String>,
-        u32,
-        Option<String>,
-    )>,
-    name: &str,
-) -> Result<Plan, CsvError> {
+fn assemble_rows(rows: Vec<Row>, name: &str) -> Result<Plan, CsvError> {
     // Devices: rack, U, slot and kind from their rows (they must agree), ports up to the highest used.
     struct Seen {
         rack: String,
@@ -239,7 +232,7 @@ fn assemble_rows(
     }
     let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
-    for (line, _, a, b, ..) in &rows {
+    for Row { line, a, b, .. } in &rows {
         for (end, other) in [(a, b), (b, a)] {
             let rack = end.rack.clone().unwrap_or_else(|| "R01".into());
             let entry = seen.entry(end.device.clone()).or_insert_with(|| {
@@ -277,7 +270,7 @@ fn assemble_rows(
     let cables_of: HashMap<&str, usize> =
         seen.iter().map(|(n, s)| (n.as_str(), s.cables)).collect();
     let mut rack_names: Vec<&str> = seen.values().map(|s| s.rack.as_str()).collect();
-    rack_names.sort_by(|x, y| natural_key(x).cmp(&natural_key(y)));
+    rack_names.sort_by_key(|r| natural_key(r));
     rack_names.dedup();
     let rack_index: HashMap<&str, usize> = rack_names
         .iter()
@@ -316,33 +309,44 @@ fn assemble_rows(
             }
         })
         .collect();
-    let max_step = rows.iter().map(|r| r.7).max().unwrap_or(1);
+    let max_step = rows.iter().map(|r| r.step).max().unwrap_or(1);
     let mut steps: Vec<String> = (1..=max_step).map(|s| format!("step {s}")).collect();
     for row in &rows {
-        if let Some(step_name) = &row.8 {
-            steps[row.7 as usize - 1] = step_name.clone();
+        if let Some(step_name) = &row.step_name {
+            steps[row.step as usize - 1] = step_name.clone();
         }
     }
-    let lines: HashMap<String, u64> = rows.iter().map(|r| (r.1.clone(), r.0)).collect();
+    let lines: HashMap<String, u64> = rows.iter().map(|r| (r.id.clone(), r.line)).collect();
     let raw = rows
         .into_iter()
-        .map(|(_, id, a, b, kind, length_m, rate, step, _)| {
-            let same_rack = seen[&a.device].rack == seen[&b.device].rack;
-            let kind = kind.unwrap_or(if same_rack {
-                CableKind::Copper
-            } else {
-                CableKind::Optical
-            });
-            RawCable {
-                id,
-                a: (a.device, a.port),
-                b: (b.device, b.port),
-                kind,
-                length_m,
-                step,
-                rate,
-            }
-        })
+        .map(
+            |Row {
+                 id,
+                 a,
+                 b,
+                 kind,
+                 length_m,
+                 rate,
+                 step,
+                 ..
+             }| {
+                let same_rack = seen[&a.device].rack == seen[&b.device].rack;
+                let kind = kind.unwrap_or(if same_rack {
+                    CableKind::Copper
+                } else {
+                    CableKind::Optical
+                });
+                RawCable {
+                    id,
+                    a: (a.device, a.port),
+                    b: (b.device, b.port),
+                    kind,
+                    length_m,
+                    step,
+                    rate,
+                }
+            },
+        )
         .collect();
     assemble(name.to_string(), racks, devices, raw, steps).map_err(|e| {
         let line = match &e {
