@@ -1,17 +1,57 @@
-//! `cabling`: rack wiring plans for InfiniBand fabrics and their verification against the live
+//! `cabling`: rack wiring plans for InfiniBand fabrics, and their verification against the live
 //! fabric.
+//!
+//! Results go to stdout or files (written atomically); diagnostics to stderr. Exit status: 0
+//! success, 1 the command ran and found a problem, 2 bad input or usage.
+
+mod html;
+/// Writing results (stdout, atomic file replacement): the same code as the `ibfabric` command's.
+#[path = "../../src/bin/ibfabric/output.rs"]
+mod output;
+mod plan_cmd;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
 /// Rack wiring plans for InfiniBand fabrics, and their verification against the live fabric.
 #[derive(Parser)]
 #[command(version, about)]
-struct Cli {}
+struct Cli {
+    /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write the wiring plan of a topology: YAML, CSV, printable HTML sheets, ibsim net file,
+    /// node-name-map.
+    Plan(plan_cmd::PlanArgs),
+}
 
 fn main() -> ExitCode {
-    let _cli = Cli::parse();
-    eprintln!("cabling: no command given; see --help");
-    ExitCode::from(2)
+    let cli = Cli::parse();
+    let level = match cli.verbose {
+        0 => log::LevelFilter::Warn,
+        1 => log::LevelFilter::Info,
+        _ => log::LevelFilter::Debug,
+    };
+    env_logger::Builder::new()
+        .filter_level(level)
+        .parse_default_env()
+        .init();
+    let result = match cli.command {
+        Command::Plan(args) => plan_cmd::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("cabling: {err:#}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -9,7 +9,10 @@
 //!
 //! Link rates: the most common rate of the fabric becomes the file's default (`width=`,
 //! `speed=`, `extspeed=` enable masks); a cable at another rate gets per-port `w=`/`s=`/`e=`
-//! options on both ends, so the simulated link trains at exactly that rate.
+//! options on both ends, so the simulated link trains at exactly that rate. FDR10 is a vendor
+//! extension without an enable mask: its ports carry the rate as ibnetdiscover prints it
+//! (`# "" lid 0 4xFDR10`), which ibsim reads to enable FDR10, and `e=0` so no standard extended
+//! speed wins over it.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -70,7 +73,9 @@ pub fn write_net(fabric: &Fabric) -> String {
                 link.width.unwrap_or(default_rate.0),
                 link.speed.unwrap_or(default_rate.1),
             );
-            if rate != default_rate {
+            if rate.1 == LinkSpeed::Fdr10 {
+                let _ = write!(out, "\te=0\t\t# \"\" lid 0 {}FDR10", rate.0);
+            } else if rate != default_rate {
                 let (w, s, e) = enable_masks(rate);
                 let _ = write!(out, "\tw={w} s={s} e={e}");
             }
@@ -98,8 +103,10 @@ pub fn net_id(node: &Node) -> String {
 fn most_common_rate(fabric: &Fabric) -> (LinkWidth, LinkSpeed) {
     let mut counts: HashMap<(LinkWidth, LinkSpeed), usize> = HashMap::new();
     for link in fabric.links() {
-        if let (Some(w), Some(s)) = (link.width, link.speed) {
-            *counts.entry((w, s)).or_default() += 1;
+        match (link.width, link.speed) {
+            (Some(_), Some(LinkSpeed::Fdr10)) => {} // not expressible as a default
+            (Some(w), Some(s)) => *counts.entry((w, s)).or_default() += 1,
+            _ => {}
         }
     }
     counts

@@ -1,0 +1,208 @@
+//! `cabling plan`: the wiring plan of a topology, in every format a site needs.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use ibfabric::io::{NodeNameMap, ibsim};
+use ibfabric::plan::build::{PlanOptions, plan_for};
+use ibfabric::plan::document::PlanDocument;
+use ibfabric::plan::{Plan, csv};
+use ibfabric::topology::TopologySpec;
+
+use crate::{html, output};
+
+#[derive(Args)]
+pub struct PlanArgs {
+    #[command(subcommand)]
+    source: Source,
+    /// Output format (one file); see --out-dir for all at once.
+    #[arg(long, value_enum, default_value_t = Format::Yaml, global = true)]
+    format: Format,
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(
+        short,
+        long,
+        value_name = "FILE",
+        global = true,
+        conflicts_with = "out_dir"
+    )]
+    output: Option<PathBuf>,
+    /// Write every format into DIR: plan.yaml, plan.csv, plan.html, fabric.net, node-name-map.
+    #[arg(long, value_name = "DIR", global = true)]
+    out_dir: Option<PathBuf>,
+    /// Rack height in units.
+    #[arg(long, default_value_t = 42, global = true)]
+    rack_units: u32,
+    /// Hosts sharing one rack unit (multi-node chassis) [default: the fewest that fit].
+    #[arg(long, global = true)]
+    hosts_per_u: Option<u32>,
+    /// Cable id prefix [default: SF, MLFM, LSFT, PF or FT by topology].
+    #[arg(long, global = true)]
+    cable_prefix: Option<String>,
+}
+
+/// Where the plan comes from: a construction, or a site's own cable list.
+#[derive(Subcommand)]
+enum Source {
+    /// Slim Fly (MMS graph) for a prime power q = 4w + δ.
+    Slimfly {
+        /// Field order q.
+        #[arg(long)]
+        q: u32,
+        /// Hosts per switch [default: ⌈k'/2⌉].
+        #[arg(long)]
+        p: Option<u32>,
+    },
+    /// Multi-Layer Full Mesh of 2d-port switches.
+    Mlfm {
+        /// Half the switch port count.
+        #[arg(long)]
+        d: u32,
+    },
+    /// Latin-square fat-tree from the projective plane of order n.
+    Lsft {
+        /// Plane order n (a prime power).
+        #[arg(long)]
+        n: u32,
+    },
+    /// PolarFly for a prime power q.
+    Polarfly {
+        /// Field order q.
+        #[arg(long)]
+        q: u32,
+        /// Hosts per router [default: ⌊(q+1)/2⌋].
+        #[arg(long)]
+        p: Option<u32>,
+    },
+    /// Two-level fat tree.
+    Fattree {
+        /// Leaf switches.
+        #[arg(long)]
+        leaves: u32,
+        /// Spine switches.
+        #[arg(long)]
+        spines: u32,
+        /// Parallel cables between each leaf and each spine.
+        #[arg(long)]
+        links_per_pair: u32,
+        /// Hosts per leaf.
+        #[arg(long)]
+        hosts_per_leaf: u32,
+    },
+    /// Import a site's cable list (CSV with a_device, a_port, b_device, b_port, and optionally
+    /// cable_id, a_rack, a_u, b_rack, b_u, kind, length_m, rate, step, step_name, a_kind, b_kind).
+    Import {
+        /// The CSV file.
+        file: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// The canonical plan (what `cabling verify` reads).
+    Yaml,
+    /// One row per cable, A and Z ends, for spreadsheets.
+    Csv,
+    /// Printable wiring sheets: summary, one per rack, one per rack pair.
+    Html,
+    /// ibsim net file of the planned fabric.
+    Ibsim,
+    /// node-name-map (GUID → device name) for infiniband-diags and OpenSM.
+    NodeNameMap,
+}
+
+impl Format {
+    const ALL: [(Format, &'static str); 5] = [
+        (Format::Yaml, "plan.yaml"),
+        (Format::Csv, "plan.csv"),
+        (Format::Html, "plan.html"),
+        (Format::Ibsim, "fabric.net"),
+        (Format::NodeNameMap, "node-name-map"),
+    ];
+}
+
+pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let plan = args.source.plan(&PlanOptions {
+        rack_units: args.rack_units,
+        hosts_per_u: args.hosts_per_u,
+        cable_prefix: args.cable_prefix.clone(),
+        ..PlanOptions::default()
+    })?;
+    match &args.out_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            for (format, file) in Format::ALL {
+                let path = dir.join(file);
+                output::write_atomically(&path, render(&plan, format)?.as_bytes())?;
+            }
+            eprintln!("{}: {} -> {}", plan.name, summary(&plan), dir.display());
+        }
+        None => {
+            output::emit(args.output.as_deref(), &render(&plan, args.format)?)?;
+            if let Some(path) = &args.output {
+                eprintln!("{}: {} -> {}", plan.name, summary(&plan), path.display());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+impl Source {
+    fn plan(&self, options: &PlanOptions) -> anyhow::Result<Plan> {
+        let spec = match *self {
+            Source::Slimfly { q, p } => TopologySpec::SlimFly { q, p },
+            Source::Mlfm { d } => TopologySpec::Mlfm { d },
+            Source::Lsft { n } => TopologySpec::Lsft { n },
+            Source::Polarfly { q, p } => TopologySpec::PolarFly { q, p },
+            Source::Fattree {
+                leaves,
+                spines,
+                links_per_pair,
+                hosts_per_leaf,
+            } => TopologySpec::FatTree {
+                leaves,
+                spines,
+                links_per_pair,
+                hosts_per_leaf,
+            },
+            Source::Import { ref file } => return import_csv(file),
+        };
+        Ok(plan_for(&spec, options)?)
+    }
+}
+
+/// Reads a CSV cable list; errors name the file and line.
+pub fn import_csv(path: &Path) -> anyhow::Result<Plan> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let name = path
+        .file_stem()
+        .map_or("plan".into(), |s| s.to_string_lossy().into_owned());
+    csv::read(&text, &name).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+fn render(plan: &Plan, format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Yaml => yaml_serde::to_string(&PlanDocument::from_plan(plan))?,
+        Format::Csv => csv::write(plan),
+        Format::Html => html::render(plan),
+        Format::Ibsim => ibsim::write_net(&plan.to_fabric()?),
+        Format::NodeNameMap => NodeNameMap::from_fabric(&plan.to_fabric()?).write(),
+    })
+}
+
+fn summary(plan: &Plan) -> String {
+    let switches = plan
+        .devices
+        .iter()
+        .filter(|d| d.kind == ibfabric::plan::DeviceKind::Switch)
+        .count();
+    format!(
+        "{} racks, {switches} switches, {} hosts, {} cables",
+        plan.racks.len(),
+        plan.devices.len() - switches,
+        plan.cables.len()
+    )
+}
