@@ -8,6 +8,7 @@
 pub mod gf;
 pub mod io;
 pub mod plan;
+pub mod routing;
 pub mod topology;
 
 pub use topology::Fabric;
