@@ -1,0 +1,241 @@
+//! Layer tables: for every layer and destination switch t, each switch's next hop towards t.
+//! A layer is destination-based (one next hop per switch and destination), like the forwarding
+//! tables it becomes, so each layer and destination is a tree of paths into t.
+//!
+//! The one routine that extends a layer, [`Layers::attach`], is shared by the minimal routing,
+//! the layered routing's completion step and RUES: it connects every switch without a next hop
+//! to the part of the tree that has one, along the fewest hops, choosing among equally short
+//! next hops the least loaded link, and adds the routes it creates to the link weights.
+
+use super::graph::{FAR, NONE, RoutingGraph};
+
+/// "No entry" in the hop-count table.
+pub const UNSET: u8 = u8::MAX;
+
+/// Next hops (edge ids) and remaining hop counts per (layer, destination, switch).
+#[derive(Debug, Clone)]
+pub struct Layers {
+    n: usize,
+    count: usize,
+    /// `next[(l * n + t) * n + s]`: the edge s takes towards t in layer l, or [`NONE`].
+    next: Vec<u32>,
+    /// `hops[(l * n + t) * n + s]`: hops from s to t along layer l, or [`UNSET`].
+    hops: Vec<u8>,
+}
+
+impl Layers {
+    /// Empty layers for `n` switches; every switch is its own destination's root.
+    pub fn new(n: usize, count: usize) -> Self {
+        let mut hops = vec![UNSET; count * n * n];
+        for l in 0..count {
+            for t in 0..n {
+                hops[(l * n + t) * n + t] = 0;
+            }
+        }
+        Self {
+            n,
+            count,
+            next: vec![NONE; count * n * n],
+            hops,
+        }
+    }
+
+    /// Number of layers.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Number of switches.
+    pub fn switches(&self) -> usize {
+        self.n
+    }
+
+    fn at(&self, l: usize, s: usize, t: usize) -> usize {
+        (l * self.n + t) * self.n + s
+    }
+
+    /// The edge switch s takes towards t in layer l.
+    pub fn next_edge(&self, l: usize, s: usize, t: usize) -> Option<usize> {
+        let e = self.next[self.at(l, s, t)];
+        (e != NONE).then_some(e as usize)
+    }
+
+    /// Hops from s to t in layer l, if s has a route.
+    pub fn hops(&self, l: usize, s: usize, t: usize) -> Option<u8> {
+        let h = self.hops[self.at(l, s, t)];
+        (h != UNSET).then_some(h)
+    }
+
+    /// Whether s has a route (or is t) in layer l.
+    pub fn is_routed(&self, l: usize, s: usize, t: usize) -> bool {
+        self.hops[self.at(l, s, t)] != UNSET
+    }
+
+    /// Sets s's next hop towards t in layer l.
+    pub fn set(&mut self, l: usize, s: usize, t: usize, edge: usize, hops: u8) {
+        let i = self.at(l, s, t);
+        self.next[i] = edge as u32;
+        self.hops[i] = hops;
+    }
+
+    /// The switches of the path from s to t in layer l (s first, t last), or `None` if s has
+    /// no route.
+    pub fn path(&self, graph: &RoutingGraph, l: usize, s: usize, t: usize) -> Option<Vec<usize>> {
+        let mut path = vec![s];
+        let mut v = s;
+        while v != t {
+            v = graph.edge_to[self.next_edge(l, v, t)?] as usize;
+            path.push(v);
+            if path.len() > self.n {
+                return None; // cannot happen for tables built here; guards external input
+            }
+        }
+        Some(path)
+    }
+
+    /// Whether the route from v to t in layer l passes switch x (or starts there).
+    pub fn passes(&self, graph: &RoutingGraph, l: usize, mut v: usize, t: usize, x: usize) -> bool {
+        loop {
+            if v == x {
+                return true;
+            }
+            if v == t {
+                return false;
+            }
+            match self.next_edge(l, v, t) {
+                Some(e) => v = graph.edge_to[e] as usize,
+                None => return false,
+            }
+        }
+    }
+
+    /// Adds `load` to every edge of the existing route from v to t in layer l.
+    pub fn load_chain(
+        &self,
+        graph: &RoutingGraph,
+        l: usize,
+        mut v: usize,
+        t: usize,
+        load: u64,
+        weights: &mut [u64],
+    ) {
+        while v != t {
+            let e = self.next[self.at(l, v, t)] as usize;
+            weights[e] += load;
+            v = graph.edge_to[e] as usize;
+        }
+    }
+
+    /// Sum of the weights along the existing route from v to t in layer l.
+    pub fn chain_weight(
+        &self,
+        graph: &RoutingGraph,
+        l: usize,
+        mut v: usize,
+        t: usize,
+        weights: &[u64],
+    ) -> u64 {
+        let mut sum = 0;
+        while v != t {
+            let e = self.next[self.at(l, v, t)] as usize;
+            sum += weights[e];
+            v = graph.edge_to[e] as usize;
+        }
+        sum
+    }
+
+    /// Gives every switch without a route to t in layer l one, using only edges for which
+    /// `allowed` holds: the fewest total hops to t (hops to a routed switch plus its route),
+    /// among equally short next hops the least loaded link. The routes created add
+    /// (sending endpoints × endpoints of t) to the weights of the links they use.
+    ///
+    /// Switches that cannot reach the routed part through allowed edges stay without route.
+    pub fn attach(
+        &mut self,
+        graph: &RoutingGraph,
+        l: usize,
+        t: usize,
+        weights: &mut [u64],
+        allowed: impl Fn(usize) -> bool,
+        scratch: &mut AttachScratch,
+    ) {
+        let n = self.n;
+        let AttachScratch { label, order, sub } = scratch;
+        label.clear();
+        label.resize(n, FAR);
+        order.clear();
+        // Multi-source search from the routed switches, by total hops to t. Routed labels can
+        // differ by more than one, so process them in buckets of increasing label.
+        let mut buckets: Vec<Vec<u32>> = Vec::new();
+        let routed_hops = &self.hops[self.at(l, 0, t)..self.at(l, 0, t) + n];
+        for (v, (&h, slot)) in routed_hops.iter().zip(label.iter_mut()).enumerate() {
+            if h != UNSET {
+                *slot = h;
+                if buckets.len() <= usize::from(h) {
+                    buckets.resize(usize::from(h) + 1, Vec::new());
+                }
+                buckets[usize::from(h)].push(v as u32);
+            }
+        }
+        let mut level = 0usize;
+        while level < buckets.len() {
+            let current = std::mem::take(&mut buckets[level]);
+            for &v in &current {
+                let v = v as usize;
+                if usize::from(label[v]) != level {
+                    continue;
+                }
+                for e in graph.edges(v) {
+                    let u = graph.edge_to[e] as usize; // u -> v is the reverse of e
+                    let next_label = label[v].saturating_add(1);
+                    if label[u] == FAR && next_label < FAR && self.hops[self.at(l, u, t)] == UNSET {
+                        let back = graph.edge_between(u, v).expect("cables are symmetric");
+                        if !allowed(back) {
+                            continue;
+                        }
+                        label[u] = next_label;
+                        order.push(u as u32);
+                        if buckets.len() <= usize::from(next_label) {
+                            buckets.resize(usize::from(next_label) + 1, Vec::new());
+                        }
+                        buckets[usize::from(next_label)].push(u as u32);
+                    }
+                }
+            }
+            level += 1;
+        }
+        // Farthest first, so each switch's subtree of senders is known when it picks its link.
+        sub.clear();
+        sub.resize(n, 0);
+        let receivers = u64::from(graph.endpoints[t]);
+        for &u in order.iter().rev() {
+            let u = u as usize;
+            let want = label[u] - 1;
+            let best = graph
+                .edges(u)
+                .filter(|&e| allowed(e) && label[graph.edge_to[e] as usize] == want)
+                .min_by_key(|&e| (weights[e], e))
+                .expect("a labelled switch has a neighbour one hop closer");
+            let w = graph.edge_to[best] as usize;
+            self.set(l, u, t, best, label[u]);
+            sub[u] += u64::from(graph.endpoints[u]);
+            let load = sub[u] * receivers;
+            weights[best] += load;
+            // A next hop attached in this pass is processed later and carries the subtree on;
+            // one routed before carries the load along its existing route now.
+            if self.is_routed(l, w, t) {
+                self.load_chain(graph, l, w, t, load, weights);
+            } else {
+                sub[w] += sub[u];
+            }
+        }
+    }
+}
+
+/// Reusable buffers for [`Layers::attach`].
+#[derive(Debug, Default)]
+pub struct AttachScratch {
+    label: Vec<u8>,
+    order: Vec<u32>,
+    sub: Vec<u64>,
+}

@@ -1,0 +1,83 @@
+//! Benchmark: layered routing on Slim Flys up to the largest IB's LID space allows, side by
+//! side with minimal routing and RUES on the same fabric.
+//!
+//! `cargo bench --bench route` prints one Markdown row per (fabric, algorithm, layers): time to
+//! compute the layers, time to build the forwarding tables of every LID, and the fraction of
+//! switch pairs with at least 2 and 3 edge-disjoint paths across the layers.
+
+use std::time::Instant;
+
+use ibfabric::routing::graph::RoutingGraph;
+use ibfabric::routing::layered::{
+    Algorithm, PathLengths, RoutingConfig, pairs_with_disjoint_paths, route,
+};
+use ibfabric::routing::{LidTable, assign_lids, forwarding_tables};
+use ibfabric::topology::TopologySpec;
+
+fn main() {
+    let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    let cases: [(&str, usize); 7] = [
+        ("slimfly:q=5", 4),
+        ("slimfly:q=7", 4),
+        ("slimfly:q=7", 8),
+        ("slimfly:q=11", 8),
+        ("slimfly:q=13", 8),
+        ("slimfly:q=19", 4),
+        ("slimfly:q=27", 1),
+    ];
+    println!("| fabric | layers | algorithm | route | tables | LIDs | ≥2 disjoint | ≥3 disjoint |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (spec, layers) in cases {
+        if filter.as_deref().is_some_and(|f| !spec.contains(f)) {
+            continue;
+        }
+        let mut fabric = spec
+            .parse::<TopologySpec>()
+            .unwrap()
+            .construction()
+            .unwrap()
+            .build();
+        assign_lids(&mut fabric, layers.trailing_zeros() as u8).expect("LIDs fit");
+        let lids = LidTable::from_fabric(&fabric).unwrap();
+        let graph = RoutingGraph::new(&fabric);
+        let algorithms = [
+            ("layered", Algorithm::Layered(PathLengths::default())),
+            ("minimal", Algorithm::Minimal),
+            (
+                "rues 60%",
+                Algorithm::Rues {
+                    keep_per_mille: 600,
+                },
+            ),
+        ];
+        for (name, algorithm) in algorithms {
+            if layers == 1 && name != "layered" {
+                continue; // one layer is minimal routing for every algorithm
+            }
+            let started = Instant::now();
+            let routed = route(
+                &graph,
+                &RoutingConfig {
+                    layers,
+                    algorithm,
+                    seed: 1,
+                },
+            );
+            let route_time = started.elapsed();
+            let started = Instant::now();
+            let tables = forwarding_tables(&fabric, &graph, &routed, &lids);
+            let table_time = started.elapsed();
+            std::hint::black_box(&tables);
+            let (two, pairs) = pairs_with_disjoint_paths(&graph, &routed, 2);
+            let (three, _) = pairs_with_disjoint_paths(&graph, &routed, 3);
+            println!(
+                "| {spec} | {layers} | {name} | {:.2} s | {:.2} s | {} | {:.2} % | {:.2} % |",
+                route_time.as_secs_f64(),
+                table_time.as_secs_f64(),
+                lids.iter().count(),
+                100.0 * two as f64 / pairs as f64,
+                100.0 * three as f64 / pairs as f64
+            );
+        }
+    }
+}
