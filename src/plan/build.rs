@@ -78,6 +78,7 @@ pub fn plan_for(spec: &TopologySpec, options: &PlanOptions) -> Result<Plan, Buil
         TopologySpec::Lsft { .. } => ("LSFT", rack_placements(&fabric)),
         TopologySpec::PolarFly { .. } => ("PF", rack_placements(&fabric)),
         TopologySpec::FatTree { .. } => ("FT", rack_placements(&fabric)),
+        TopologySpec::Random { .. } => ("RR", rack_placements(&fabric)),
     };
     let prefix = options
         .cable_prefix

@@ -6,7 +6,7 @@ pub mod layered;
 pub mod layers;
 pub mod lft;
 pub mod lids;
-mod rng;
+pub(crate) mod rng;
 pub mod tables;
 
 pub use lft::{ForwardingTables, NO_PORT};

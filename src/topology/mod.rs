@@ -13,6 +13,7 @@ pub mod lsft;
 pub mod mlfm;
 mod params;
 pub mod polarfly;
+pub mod random_regular;
 pub mod slimfly;
 mod spec;
 mod switch_graph;

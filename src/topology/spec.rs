@@ -8,6 +8,7 @@ use super::fattree::FatTree;
 use super::lsft::Lsft;
 use super::mlfm::Mlfm;
 use super::polarfly::PolarFly;
+use super::random_regular::RandomRegular;
 use super::slimfly::SlimFly;
 use super::{Construction, TopologyError};
 
@@ -38,6 +39,17 @@ pub enum TopologySpec {
         /// Hosts per router.
         p: Option<u32>,
     },
+    /// Seeded random regular switch graph.
+    Random {
+        /// Switches.
+        switches: u32,
+        /// Network degree.
+        degree: u32,
+        /// Hosts per switch.
+        hosts: u32,
+        /// Seed.
+        seed: u32,
+    },
     /// Two-level fat tree.
     FatTree {
         /// Leaf switches.
@@ -62,6 +74,9 @@ impl TopologySpec {
             TopologySpec::Mlfm { d } => Box::new(Mlfm::new(d)?),
             TopologySpec::Lsft { n } => Box::new(Lsft::new(n)?),
             TopologySpec::PolarFly { q, p } => Box::new(PolarFly::new(q, p)?),
+            TopologySpec::Random { switches, degree, hosts, seed } => {
+                Box::new(RandomRegular::new(switches, degree, hosts, u64::from(seed))?)
+            }
             TopologySpec::FatTree {
                 leaves,
                 spines,
@@ -80,7 +95,7 @@ impl TopologySpec {
 /// Why a compact spec string could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "topology spec {text:?}: {problem} (expected e.g. slimfly:q=5, slimfly:q=7,p=4, mlfm:d=3, lsft:n=3, polarfly:q=7, fattree:leaves=12,spines=6,links-per-pair=3,hosts-per-leaf=18)"
+    "topology spec {text:?}: {problem} (expected e.g. slimfly:q=5, slimfly:q=7,p=4, mlfm:d=3, lsft:n=3, polarfly:q=7, fattree:leaves=12,spines=6,links-per-pair=3,hosts-per-leaf=18, random:switches=32,degree=5,hosts=2,seed=1)"
 )]
 pub struct SpecError {
     text: String,
@@ -112,6 +127,7 @@ impl FromStr for TopologySpec {
             "mlfm" => &["d"],
             "lsft" => &["n"],
             "fattree" => &["leaves", "spines", "links-per-pair", "hosts-per-leaf"],
+            "random" => &["switches", "degree", "hosts", "seed"],
             other => return Err(fail(format!("unknown kind {other:?}"))),
         };
         if let Some((key, _)) = values.iter().find(|(k, _)| !allowed.contains(k)) {
@@ -133,6 +149,12 @@ impl FromStr for TopologySpec {
             },
             "mlfm" => TopologySpec::Mlfm { d: need("d")? },
             "lsft" => TopologySpec::Lsft { n: need("n")? },
+            "random" => TopologySpec::Random {
+                switches: need("switches")?,
+                degree: need("degree")?,
+                hosts: get("hosts").unwrap_or(1),
+                seed: get("seed").unwrap_or(0),
+            },
             _ => TopologySpec::FatTree {
                 leaves: need("leaves")?,
                 spines: need("spines")?,
@@ -152,6 +174,9 @@ impl fmt::Display for TopologySpec {
             TopologySpec::PolarFly { q, p: Some(p) } => write!(f, "polarfly:q={q},p={p}"),
             TopologySpec::Mlfm { d } => write!(f, "mlfm:d={d}"),
             TopologySpec::Lsft { n } => write!(f, "lsft:n={n}"),
+            TopologySpec::Random { switches, degree, hosts, seed } => {
+                write!(f, "random:switches={switches},degree={degree},hosts={hosts},seed={seed}")
+            }
             TopologySpec::FatTree {
                 leaves,
                 spines,

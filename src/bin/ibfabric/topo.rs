@@ -71,6 +71,21 @@ enum Kind {
         #[arg(long)]
         hosts_per_leaf: u32,
     },
+    /// Seeded random regular switch graph (irregular test fabric).
+    Random {
+        /// Switches.
+        #[arg(long)]
+        switches: u32,
+        /// Network degree (cables to other switches per switch).
+        #[arg(long)]
+        degree: u32,
+        /// Hosts per switch.
+        #[arg(long, default_value_t = 1)]
+        hosts: u32,
+        /// Seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u32,
+    },
     /// Convert a discovered fabric (an `ibnetdiscover` dump) like any other topology source.
     Ibnetdiscover {
         /// The dump (plain, -g, -f or -m output of ibnetdiscover).

@@ -1,0 +1,148 @@
+//! Seeded random regular switch graphs: the irregular-topology test case (and the "random"
+//! baseline of low-diameter network studies, such as Jellyfish).
+//!
+//! n switches of network degree k (n·k even, k < n), built by the pairing model: every switch
+//! gets k stubs, stubs are matched at random, and a matching with a self-loop or a parallel
+//! cable is repaired by random swaps of two cables' ends. The result is connected (retried with
+//! the next seed otherwise). Switch i is named `rr<i>`, its hosts `rr<i>-h<j>`; network ports
+//! 1..=k in matching order, hosts on ports k + 1 ..= k + hosts. No racks.
+
+use super::{Construction, Fabric, FabricBuilder, Size, SwitchGraph, TopologyError};
+use crate::routing::rng::Rng;
+
+/// A seeded random k-regular graph with hosts.
+#[derive(Debug, Clone)]
+pub struct RandomRegular {
+    switches: u32,
+    degree: u32,
+    hosts_per_switch: u32,
+    seed: u64,
+}
+
+impl RandomRegular {
+    /// n switches of degree k with `hosts` hosts each.
+    ///
+    /// # Errors
+    /// n·k odd, k ≥ n, k = 0, or more than 254 ports per switch.
+    pub fn new(switches: u32, degree: u32, hosts_per_switch: u32, seed: u64) -> Result<Self, TopologyError> {
+        let problem = if degree == 0 || degree >= switches {
+            Some(format!("degree {degree} must be between 1 and switches − 1 = {}", switches.saturating_sub(1)))
+        } else if switches * degree % 2 == 1 {
+            Some(format!("switches × degree = {} must be even (every cable has two ends)", switches * degree))
+        } else if degree + hosts_per_switch > 254 {
+            Some(format!("{} ports per switch needed (at most 254)", degree + hosts_per_switch))
+        } else {
+            None
+        };
+        match problem {
+            Some(p) => Err(TopologyError::plain("random", p)),
+            None => Ok(Self { switches, degree, hosts_per_switch, seed }),
+        }
+    }
+
+    /// The cables as pairs of switch indexes: a simple connected k-regular graph.
+    pub fn cables(&self) -> Vec<(u32, u32)> {
+        let (n, k) = (self.switches, self.degree);
+        let mut attempt = self.seed;
+        loop {
+            let mut rng = Rng::new(attempt);
+            let mut stubs: Vec<u32> = (0..n).flat_map(|v| std::iter::repeat_n(v, k as usize)).collect();
+            rng.shuffle(&mut stubs);
+            let mut pairs: Vec<(u32, u32)> = stubs.chunks(2).map(|c| (c[0], c[1])).collect();
+            if repair(&mut pairs, &mut rng) && connected(n, &pairs) {
+                return pairs;
+            }
+            attempt = attempt.wrapping_add(0x9E37_79B9);
+        }
+    }
+}
+
+/// Removes self-loops and parallel cables by swapping ends with random other cables.
+fn repair(pairs: &mut [(u32, u32)], rng: &mut Rng) -> bool {
+    let bad = |pairs: &[(u32, u32)], i: usize| {
+        let (a, b) = pairs[i];
+        a == b || pairs.iter().enumerate().any(|(j, &(c, d))| j != i && ((c, d) == (a, b) || (d, c) == (a, b)))
+    };
+    for _ in 0..100 * pairs.len() {
+        let Some(i) = (0..pairs.len()).find(|&i| bad(pairs, i)) else { return true };
+        let j = rng.below(pairs.len() as u64) as usize;
+        if i != j {
+            let (a, b) = pairs[i];
+            let (c, d) = pairs[j];
+            (pairs[i], pairs[j]) = ((a, d), (c, b));
+        }
+    }
+    false
+}
+
+fn connected(n: u32, pairs: &[(u32, u32)]) -> bool {
+    let mut adjacency = vec![Vec::new(); n as usize];
+    for &(a, b) in pairs {
+        adjacency[a as usize].push(b);
+        adjacency[b as usize].push(a);
+    }
+    let mut seen = vec![false; n as usize];
+    let mut stack = vec![0u32];
+    seen[0] = true;
+    while let Some(v) = stack.pop() {
+        for &w in &adjacency[v as usize] {
+            if !std::mem::replace(&mut seen[w as usize], true) {
+                stack.push(w);
+            }
+        }
+    }
+    seen.iter().all(|&s| s)
+}
+
+impl Construction for RandomRegular {
+    fn name(&self) -> String {
+        format!("random-n{}-k{}-s{}", self.switches, self.degree, self.seed)
+    }
+
+    fn size(&self) -> Size {
+        Size {
+            switches: self.switches as usize,
+            endpoints: (self.switches * self.hosts_per_switch) as usize,
+            ports_per_switch: (self.degree + self.hosts_per_switch) as usize,
+        }
+    }
+
+    fn build(&self) -> Fabric {
+        let ports = (self.degree + self.hosts_per_switch) as usize;
+        let mut builder = FabricBuilder::new(self.name());
+        let switches: Vec<_> = (0..self.switches).map(|i| builder.switch(format!("rr{i}"), ports, None)).collect();
+        let mut used = vec![0usize; self.switches as usize];
+        for (a, b) in self.cables() {
+            let (a, b) = (a as usize, b as usize);
+            used[a] += 1;
+            used[b] += 1;
+            builder.cable(switches[a], used[a], switches[b], used[b]);
+        }
+        for (i, &s) in switches.iter().enumerate() {
+            for h in 0..self.hosts_per_switch as usize {
+                let host = builder.host(format!("rr{i}-h{h}"), None);
+                builder.cable(s, self.degree as usize + 1 + h, host, 1);
+            }
+        }
+        builder.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_regular_graphs_are_simple_connected_and_regular() {
+        for (n, k) in [(10, 3), (16, 4), (50, 7), (64, 5)] {
+            for seed in 0..5 {
+                let fabric = RandomRegular::new(n, k, 2, seed).unwrap().build();
+                let graph = SwitchGraph::new(&fabric);
+                assert!((0..graph.len()).all(|i| graph.neighbours(i).len() == k as usize && graph.cable_degree(i) == k));
+                assert!(graph.diameter().is_some(), "connected");
+            }
+        }
+        assert_ne!(RandomRegular::new(16, 4, 0, 1).unwrap().cables(), RandomRegular::new(16, 4, 0, 2).unwrap().cables());
+        assert!(RandomRegular::new(9, 3, 0, 0).unwrap_err().to_string().contains("must be even"));
+    }
+}
