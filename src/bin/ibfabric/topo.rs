@@ -130,6 +130,17 @@ impl Kind {
                 links_per_pair,
                 hosts_per_leaf,
             },
+            Kind::Random {
+                switches,
+                degree,
+                hosts,
+                seed,
+            } => TopologySpec::Random {
+                switches,
+                degree,
+                hosts,
+                seed,
+            },
             Kind::Ibnetdiscover {
                 ref file,
                 ref node_name_map,
