@@ -5,6 +5,7 @@
 //! `log` facade; text formats are parsed from and rendered to strings by [`io`].
 #![deny(missing_docs)]
 
+pub mod analysis;
 pub mod gf;
 pub mod io;
 pub mod plan;

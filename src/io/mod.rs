@@ -19,6 +19,7 @@ pub mod fabric_document;
 pub mod iblinkinfo;
 pub mod ibnetdiscover;
 pub mod ibsim;
+pub mod lfts;
 #[cfg(test)]
 mod mutate;
 pub mod node_name_map;

@@ -7,7 +7,7 @@
 //! the next seed otherwise). Switch i is named `rr<i>`, its hosts `rr<i>-h<j>`; network ports
 //! 1..=k in matching order, hosts on ports k + 1 ..= k + hosts. No racks.
 
-use super::{Construction, Fabric, FabricBuilder, Size, SwitchGraph, TopologyError};
+use super::{Construction, Fabric, FabricBuilder, Size, TopologyError};
 use crate::routing::rng::Rng;
 
 /// A seeded random k-regular graph with hosts.
@@ -24,19 +24,38 @@ impl RandomRegular {
     ///
     /// # Errors
     /// n·k odd, k ≥ n, k = 0, or more than 254 ports per switch.
-    pub fn new(switches: u32, degree: u32, hosts_per_switch: u32, seed: u64) -> Result<Self, TopologyError> {
+    pub fn new(
+        switches: u32,
+        degree: u32,
+        hosts_per_switch: u32,
+        seed: u64,
+    ) -> Result<Self, TopologyError> {
         let problem = if degree == 0 || degree >= switches {
-            Some(format!("degree {degree} must be between 1 and switches − 1 = {}", switches.saturating_sub(1)))
+            Some(format!(
+                "degree {degree} must be between 1 and switches − 1 = {}",
+                switches.saturating_sub(1)
+            ))
         } else if switches * degree % 2 == 1 {
-            Some(format!("switches × degree = {} must be even (every cable has two ends)", switches * degree))
+            Some(format!(
+                "switches × degree = {} must be even (every cable has two ends)",
+                switches * degree
+            ))
         } else if degree + hosts_per_switch > 254 {
-            Some(format!("{} ports per switch needed (at most 254)", degree + hosts_per_switch))
+            Some(format!(
+                "{} ports per switch needed (at most 254)",
+                degree + hosts_per_switch
+            ))
         } else {
             None
         };
         match problem {
             Some(p) => Err(TopologyError::plain("random", p)),
-            None => Ok(Self { switches, degree, hosts_per_switch, seed }),
+            None => Ok(Self {
+                switches,
+                degree,
+                hosts_per_switch,
+                seed,
+            }),
         }
     }
 
@@ -46,7 +65,9 @@ impl RandomRegular {
         let mut attempt = self.seed;
         loop {
             let mut rng = Rng::new(attempt);
-            let mut stubs: Vec<u32> = (0..n).flat_map(|v| std::iter::repeat_n(v, k as usize)).collect();
+            let mut stubs: Vec<u32> = (0..n)
+                .flat_map(|v| std::iter::repeat_n(v, k as usize))
+                .collect();
             rng.shuffle(&mut stubs);
             let mut pairs: Vec<(u32, u32)> = stubs.chunks(2).map(|c| (c[0], c[1])).collect();
             if repair(&mut pairs, &mut rng) && connected(n, &pairs) {
@@ -61,10 +82,16 @@ impl RandomRegular {
 fn repair(pairs: &mut [(u32, u32)], rng: &mut Rng) -> bool {
     let bad = |pairs: &[(u32, u32)], i: usize| {
         let (a, b) = pairs[i];
-        a == b || pairs.iter().enumerate().any(|(j, &(c, d))| j != i && ((c, d) == (a, b) || (d, c) == (a, b)))
+        a == b
+            || pairs
+                .iter()
+                .enumerate()
+                .any(|(j, &(c, d))| j != i && ((c, d) == (a, b) || (d, c) == (a, b)))
     };
     for _ in 0..100 * pairs.len() {
-        let Some(i) = (0..pairs.len()).find(|&i| bad(pairs, i)) else { return true };
+        let Some(i) = (0..pairs.len()).find(|&i| bad(pairs, i)) else {
+            return true;
+        };
         let j = rng.below(pairs.len() as u64) as usize;
         if i != j {
             let (a, b) = pairs[i];
@@ -110,7 +137,9 @@ impl Construction for RandomRegular {
     fn build(&self) -> Fabric {
         let ports = (self.degree + self.hosts_per_switch) as usize;
         let mut builder = FabricBuilder::new(self.name());
-        let switches: Vec<_> = (0..self.switches).map(|i| builder.switch(format!("rr{i}"), ports, None)).collect();
+        let switches: Vec<_> = (0..self.switches)
+            .map(|i| builder.switch(format!("rr{i}"), ports, None))
+            .collect();
         let mut used = vec![0usize; self.switches as usize];
         for (a, b) in self.cables() {
             let (a, b) = (a as usize, b as usize);
@@ -131,6 +160,7 @@ impl Construction for RandomRegular {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topology::SwitchGraph;
 
     #[test]
     fn random_regular_graphs_are_simple_connected_and_regular() {
@@ -138,11 +168,23 @@ mod tests {
             for seed in 0..5 {
                 let fabric = RandomRegular::new(n, k, 2, seed).unwrap().build();
                 let graph = SwitchGraph::new(&fabric);
-                assert!((0..graph.len()).all(|i| graph.neighbours(i).len() == k as usize && graph.cable_degree(i) == k));
+                assert!(
+                    (0..graph.len())
+                        .all(|i| graph.neighbours(i).len() == k as usize
+                            && graph.cable_degree(i) == k)
+                );
                 assert!(graph.diameter().is_some(), "connected");
             }
         }
-        assert_ne!(RandomRegular::new(16, 4, 0, 1).unwrap().cables(), RandomRegular::new(16, 4, 0, 2).unwrap().cables());
-        assert!(RandomRegular::new(9, 3, 0, 0).unwrap_err().to_string().contains("must be even"));
+        assert_ne!(
+            RandomRegular::new(16, 4, 0, 1).unwrap().cables(),
+            RandomRegular::new(16, 4, 0, 2).unwrap().cables()
+        );
+        assert!(
+            RandomRegular::new(9, 3, 0, 0)
+                .unwrap_err()
+                .to_string()
+                .contains("must be even")
+        );
     }
 }

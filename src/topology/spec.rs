@@ -74,9 +74,17 @@ impl TopologySpec {
             TopologySpec::Mlfm { d } => Box::new(Mlfm::new(d)?),
             TopologySpec::Lsft { n } => Box::new(Lsft::new(n)?),
             TopologySpec::PolarFly { q, p } => Box::new(PolarFly::new(q, p)?),
-            TopologySpec::Random { switches, degree, hosts, seed } => {
-                Box::new(RandomRegular::new(switches, degree, hosts, u64::from(seed))?)
-            }
+            TopologySpec::Random {
+                switches,
+                degree,
+                hosts,
+                seed,
+            } => Box::new(RandomRegular::new(
+                switches,
+                degree,
+                hosts,
+                u64::from(seed),
+            )?),
             TopologySpec::FatTree {
                 leaves,
                 spines,
@@ -174,8 +182,16 @@ impl fmt::Display for TopologySpec {
             TopologySpec::PolarFly { q, p: Some(p) } => write!(f, "polarfly:q={q},p={p}"),
             TopologySpec::Mlfm { d } => write!(f, "mlfm:d={d}"),
             TopologySpec::Lsft { n } => write!(f, "lsft:n={n}"),
-            TopologySpec::Random { switches, degree, hosts, seed } => {
-                write!(f, "random:switches={switches},degree={degree},hosts={hosts},seed={seed}")
+            TopologySpec::Random {
+                switches,
+                degree,
+                hosts,
+                seed,
+            } => {
+                write!(
+                    f,
+                    "random:switches={switches},degree={degree},hosts={hosts},seed={seed}"
+                )
             }
             TopologySpec::FatTree {
                 leaves,

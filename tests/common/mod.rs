@@ -149,3 +149,157 @@ fn tail(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(20)..].join("\n")
 }
+
+/// Longest an OpenSM may live: a safety net behind the Drop handler.
+const OPENSM_LIFETIME_SECS: u32 = 600;
+
+/// How to run OpenSM against a simulator.
+#[derive(Debug, Clone)]
+pub struct OpenSmOptions {
+    /// Routing engine(s) for `-R` (e.g. `minhop`, `dfsssp`).
+    pub engine: String,
+    /// LMC (`-l`): 2^lmc LIDs per CA port.
+    pub lmc: u8,
+    /// Once mode (`-o`): one sweep, then OpenSM exits. Faster to come up (about 2-3 s for a
+    /// Slim Fly q = 5 under ibsim, against about 12 s for the daemon's first sweep).
+    pub once: bool,
+    /// Text of a config file passed with `-F` (needed for `event_plugin_name`).
+    pub config: Option<String>,
+    /// Further command-line arguments.
+    pub extra_args: Vec<String>,
+}
+
+impl OpenSmOptions {
+    /// `-R engine -l lmc`, once mode, no config file.
+    pub fn new(engine: &str, lmc: u8) -> Self {
+        Self {
+            engine: engine.into(),
+            lmc,
+            once: true,
+            config: None,
+            extra_args: Vec::new(),
+        }
+    }
+}
+
+/// A subnet manager run against an [`Ibsim`]: `timeout N opensm` in the simulator's scratch
+/// directory with `-D 0x43`, so that its dumps (`opensm-lfts.dump`, `opensm-subnet.lst`, ...)
+/// land in [`OpenSm::dump_dir`]; its cache (guid2lid) is kept there too, so runs do not share
+/// LIDs through `/var/cache/opensm`. Stopped by PID when dropped.
+pub struct OpenSm {
+    child: Child,
+    log: PathBuf,
+    dump_dir: PathBuf,
+}
+
+/// The log line OpenSM writes when the subnet is configured (`... 0x02 -> SUBNET UP`).
+pub const SUBNET_UP: &str = "-> SUBNET UP";
+
+impl OpenSm {
+    /// Starts OpenSM and waits until its log says `SUBNET UP` (in once mode, also until it has
+    /// exited, so every table and dump is written).
+    ///
+    /// # Panics
+    /// If OpenSM exits without bringing the subnet up, or takes longer than 120 s (its log is
+    /// in the message).
+    pub fn start(sim: &Ibsim, options: &OpenSmOptions) -> Self {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dump_dir = sim.dir().join(format!("opensm-{n}"));
+        fs::create_dir_all(&dump_dir).expect("opensm dump dir");
+        let log = sim.dir().join(format!("opensm-{n}.log"));
+        let mut cmd = Command::new("timeout");
+        cmd.arg(OPENSM_LIFETIME_SECS.to_string())
+            .arg("opensm")
+            .arg("-f")
+            .arg(&log)
+            .args(["-R", &options.engine, "-l", &options.lmc.to_string()])
+            .args(["-D", "0x43"])
+            .env("IBSIM_SOCKNAME", &sim.socket_name)
+            .env("LD_PRELOAD", UMAD2SIM)
+            .env("OSM_TMP_DIR", &dump_dir)
+            .env("OSM_CACHE_DIR", &dump_dir)
+            .current_dir(sim.dir())
+            .stdin(Stdio::null());
+        if options.once {
+            cmd.arg("-o");
+        }
+        if let Some(config) = &options.config {
+            let path = sim.dir().join(format!("opensm-{n}.conf"));
+            fs::write(&path, config).expect("write opensm config");
+            cmd.arg("-F").arg(path);
+        }
+        cmd.args(&options.extra_args);
+        let out = fs::File::create(sim.dir().join(format!("opensm-{n}.out"))).expect("opensm out");
+        let child = cmd
+            .stdout(out.try_clone().expect("out handle"))
+            .stderr(out)
+            .spawn()
+            .expect("start opensm (is the opensm package installed?)");
+        let mut sm = OpenSm {
+            child,
+            log,
+            dump_dir,
+        };
+        sm.wait_subnet_up(options.once);
+        sm
+    }
+
+    fn wait_subnet_up(&mut self, once: bool) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let log = fs::read_to_string(&self.log).unwrap_or_default();
+            let up = log.contains(SUBNET_UP);
+            match self.child.try_wait() {
+                Ok(Some(status)) => {
+                    assert!(
+                        up,
+                        "opensm exited ({status}) before the subnet was up:\n{}",
+                        tail(&log)
+                    );
+                    return;
+                }
+                _ if up && !once => return,
+                _ => {}
+            }
+            assert!(
+                Instant::now() < deadline,
+                "opensm: subnet not up after 120 s:\n{}",
+                tail(&log)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// OpenSM's log (`-f`).
+    pub fn log_path(&self) -> &Path {
+        &self.log
+    }
+
+    /// The log's text.
+    pub fn log(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Where the `-D 0x43` dumps go (OSM_TMP_DIR).
+    pub fn dump_dir(&self) -> &Path {
+        &self.dump_dir
+    }
+
+    /// Path of `opensm-lfts.dump`.
+    pub fn lfts_dump_path(&self) -> PathBuf {
+        self.dump_dir.join("opensm-lfts.dump")
+    }
+}
+
+impl Drop for OpenSm {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            // SAFETY: kill(2) with the PID of our own child process; no memory is touched.
+            unsafe {
+                libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+            }
+        }
+        let _ = self.child.wait();
+    }
+}

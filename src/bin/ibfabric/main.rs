@@ -3,6 +3,7 @@
 //! Results go to stdout (or `-o FILE`, written atomically); diagnostics to stderr.
 //! Exit status: 0 success, 1 the command ran and found a problem, 2 bad input or usage.
 
+mod analyze;
 mod diff;
 mod output;
 mod source;
@@ -29,6 +30,8 @@ enum Command {
     Topo(topo::TopoArgs),
     /// Compare two fabrics physically (nodes by GUID, cables by GUID and port); exit 1 if they differ.
     Diff(diff::DiffArgs),
+    /// Judge a routing from its forwarding tables (opensm-lfts.dump or ibroute output); exit 1 if incomplete.
+    Analyze(analyze::AnalyzeArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Topo(args) => topo::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Analyze(args) => analyze::run(args),
     };
     match result {
         Ok(code) => code,

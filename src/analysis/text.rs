@@ -1,0 +1,157 @@
+//! The report as text for a terminal.
+
+use std::fmt;
+
+use super::{LoadStats, MatResult, Report};
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "routing analysis of {}: {} switches, {} endpoint ports, {} layer(s), {} destination LIDs",
+            self.fabric, self.switches, self.endpoints, self.layers, self.destination_lids
+        )?;
+        let c = &self.completeness;
+        writeln!(f)?;
+        if c.complete {
+            writeln!(
+                f,
+                "completeness: complete — all {} (switch, LID) entries reach their destination",
+                c.entries_checked
+            )?;
+        } else {
+            writeln!(
+                f,
+                "completeness: INCOMPLETE — {} of {} (switch, LID) entries do not reach their destination",
+                c.entries_checked - c.entries_reaching,
+                c.entries_checked
+            )?;
+            for (name, k) in [
+                ("no entry", c.counts.no_entry),
+                ("dead end", c.counts.dead_end),
+                ("loop", c.counts.loops),
+                ("wrong destination", c.counts.wrong_destination),
+            ] {
+                if k.failures > 0 {
+                    writeln!(
+                        f,
+                        "  {name}: {} failure(s), {} entries",
+                        k.failures, k.entries
+                    )?;
+                }
+            }
+            for failure in &c.failures {
+                writeln!(
+                    f,
+                    "  LID {} at {}: {} ({} entries)",
+                    failure.lid, failure.switch, failure.detail, failure.entries
+                )?;
+            }
+            let unlisted = c.counts.failures().saturating_sub(c.failures.len());
+            if unlisted > 0 {
+                writeln!(f, "  ... and {unlisted} more failure(s)")?;
+            }
+        }
+        if c.unattached_ports > 0 {
+            writeln!(
+                f,
+                "  ({} CA/router port(s) with a LID are not cabled to a switch and were not checked)",
+                c.unattached_ports
+            )?;
+        }
+        writeln!(f)?;
+        writeln!(
+            f,
+            "path lengths (inter-switch hops, source switch to endpoint LIDs on other switches):"
+        )?;
+        writeln!(
+            f,
+            "  layer     paths  broken   mean  max  minimal      +1  longer  histogram (hops: paths)"
+        )?;
+        for l in &self.paths {
+            let histogram: Vec<String> = l
+                .hops_histogram
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(h, n)| format!("{h}:{n}"))
+                .collect();
+            writeln!(
+                f,
+                "  {:>5} {:>9} {:>7} {:>6.3} {:>4} {:>7.1}% {:>6.1}% {:>6.1}%  {}",
+                l.layer,
+                l.paths,
+                l.broken,
+                l.mean_hops,
+                l.max_hops,
+                100.0 * l.fraction_minimal,
+                100.0 * l.fraction_plus_one,
+                100.0 * l.fraction_longer,
+                histogram.join(" ")
+            )?;
+        }
+        let d = &self.disjoint;
+        writeln!(f)?;
+        writeln!(
+            f,
+            "edge-disjoint paths across layers: {} ordered switch pairs, mean {:.3}, ≥2: {:.1}%, ≥3: {:.1}%",
+            d.pairs,
+            d.mean,
+            100.0 * d.at_least_two,
+            100.0 * d.at_least_three
+        )?;
+        let histogram: Vec<String> = d
+            .histogram
+            .iter()
+            .enumerate()
+            .map(|(k, n)| format!("{k}:{n}"))
+            .collect();
+        writeln!(f, "  pairs by number of paths: {}", histogram.join(" "))?;
+        writeln!(f)?;
+        writeln!(
+            f,
+            "link load (routes per directed switch-to-switch cable, one route per source endpoint and destination LID):"
+        )?;
+        writeln!(f, "  {:<8} {}", "all", load_line(&self.link_load.total))?;
+        for (layer, l) in self.link_load.per_layer.iter().enumerate() {
+            writeln!(f, "  {:<8} {}", format!("layer {layer}"), load_line(l))?;
+        }
+        if let Some(mat) = &self.mat {
+            writeln!(f)?;
+            writeln!(f, "maximum achievable throughput ({}):", mat.solver)?;
+            writeln!(f, "  uniform all-to-all: {}", mat_line(&mat.uniform))?;
+            writeln!(f, "  adversarial:        {}", mat_line(&mat.adversarial))?;
+            writeln!(
+                f,
+                "  (adversarial matching: {}; {} pairs, mean distance {:.2})",
+                mat.matching.method, mat.matching.pairs, mat.matching.mean_distance
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn load_line(l: &LoadStats) -> String {
+    let mut line = format!(
+        "min {} mean {:.2} max {} max/mean {:.3} ({} directions)",
+        l.min, l.mean, l.max, l.max_over_mean, l.links
+    );
+    if let Some(b) = &l.busiest {
+        line += &format!("; busiest {b}");
+    }
+    line
+}
+
+fn mat_line(m: &MatResult) -> String {
+    let value = m
+        .throughput
+        .map_or_else(|| "n/a".to_string(), |v| format!("{v:.4}"));
+    let mut line = format!(
+        "{value} ({} commodities, {} with several paths; {} variables, {} constraints; {:.2} s)",
+        m.commodities, m.multipath_commodities, m.variables, m.constraints, m.seconds
+    );
+    if let Some(note) = &m.note {
+        line += &format!(" — {note}");
+    }
+    line
+}

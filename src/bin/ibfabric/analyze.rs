@@ -1,0 +1,96 @@
+//! `ibfabric analyze`: judge a routing programmed in a fabric (OpenSM's own engines, any fork,
+//! ours) from its forwarding tables.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use ibfabric::analysis::{self, Options};
+use ibfabric::io::lfts;
+use ibfabric::routing::LidTable;
+
+use crate::output;
+use crate::source::load_fabric;
+
+#[derive(Args)]
+pub struct AnalyzeArgs {
+    /// The fabric: an ibnetdiscover dump of the live fabric (with LIDs), a fabric document, or
+    /// a topology spec (slimfly:q=5; LIDs are then taken from the tables' destination comments).
+    #[arg(long)]
+    fabric: String,
+    /// The forwarding tables: OpenSM's opensm-lfts.dump (`-D 0x43`, in OSM_TMP_DIR) or the
+    /// output of `ibroute <lid>` for every switch, concatenated.
+    #[arg(long, value_name = "FILE")]
+    lfts: PathBuf,
+    /// Node-name-map applied when reading an ibnetdiscover dump (names in the report).
+    #[arg(long, value_name = "FILE")]
+    node_name_map: Option<PathBuf>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Also compute the maximum achievable throughput (linear programs; can take minutes on
+    /// large fabrics).
+    #[arg(long)]
+    mat: bool,
+    /// At most this many failures are listed (all are counted).
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    max_failures: usize,
+    /// Write the report to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// A report for people.
+    Text,
+    /// The report as JSON.
+    Json,
+}
+
+/// Prints the report; exit status 0 when every entry reaches its destination, 1 otherwise.
+pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let mut fabric = load_fabric(&args.fabric, args.node_name_map.as_deref())?;
+    let path = args.lfts.display().to_string();
+    let text = std::fs::read_to_string(&args.lfts).with_context(|| format!("reading {path}"))?;
+    let dump = lfts::parse(&text, &fabric).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+    for warning in &dump.warnings {
+        log::warn!("{path}: {warning}");
+    }
+    if dump.switches == 0 {
+        bail!("{path}: no forwarding table of a switch of {}", fabric.name);
+    }
+    let has_lids = fabric
+        .nodes()
+        .iter()
+        .any(|n| n.ports.iter().any(|p| p.lid != 0));
+    if !has_lids {
+        let ports = lfts::apply_destination_lids(&mut fabric, &dump.destinations)
+            .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+        if ports == 0 {
+            bail!(
+                "{}: the fabric has no LIDs and {path} names no port of it; give an \
+                 ibnetdiscover dump of the live fabric",
+                args.fabric
+            );
+        }
+        log::info!("{}: {ports} port LIDs taken from {path}", args.fabric);
+    }
+    let lids = LidTable::from_fabric(&fabric).with_context(|| args.fabric.clone())?;
+    let options = Options {
+        mat: args.mat,
+        max_listed_failures: args.max_failures,
+    };
+    let report = analysis::analyze(&fabric, &lids, &dump.tables, &options);
+    let rendered = match args.format {
+        Format::Text => report.to_string(),
+        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+    };
+    output::emit(args.output.as_deref(), &rendered)?;
+    Ok(if report.is_complete() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
