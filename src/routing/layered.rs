@@ -295,36 +295,36 @@ fn almost_minimal_layer(
     }
     pairs.sort_unstable();
     let mut search = Search::default();
-    for &(_, _, _, s, t) in &pairs {
-        let (s, t) = (s as usize, t as usize);
-        if layers.is_routed(l, s, t) {
-            continue;
-        }
-        let allowed = lengths.range(graph.dist(s, t));
-        if allowed.is_empty() {
-            continue;
-        }
-        search.reset(*allowed.start(), *allowed.end());
-        search.run(
-            graph,
-            layers,
-            l,
-            s,
-            t,
-            weights,
-            &disjoint[t * n..(t + 1) * n],
-        );
-        if search.found() {
-            insert(
+    // First pass: almost-minimal paths. Second pass, for the pairs still without a route: the
+    // best path of any length up to the maximum, while the layer still leaves room for one,
+    // rather than whatever is left when the layer is completed.
+    for fallback in [false, true] {
+        for &(_, _, _, s, t) in &pairs {
+            let (s, t) = (s as usize, t as usize);
+            if layers.is_routed(l, s, t) {
+                continue;
+            }
+            let d = graph.dist(s, t);
+            let allowed = lengths.range(d);
+            let shortest = if fallback {
+                usize::from(d)
+            } else {
+                *allowed.start()
+            };
+            search.reset(shortest, *allowed.end());
+            search.run(
                 graph,
                 layers,
                 l,
                 s,
                 t,
-                &search.best[..search.best_len],
                 weights,
-                levels,
+                &disjoint[t * n..(t + 1) * n],
             );
+            if search.found() {
+                let path = &search.best[..search.best_len];
+                insert(graph, layers, l, s, t, path, weights, levels);
+            }
         }
     }
 }

@@ -6,6 +6,7 @@
 mod analyze;
 mod diff;
 mod output;
+mod route;
 mod source;
 mod topo;
 
@@ -26,6 +27,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Compute a routing (layered, minimal or RUES), report its quality and write its tables.
+    Route(route::RouteArgs),
     /// Generate a topology (or convert a discovered one) to YAML, JSON, an ibsim net file or DOT.
     Topo(topo::TopoArgs),
     /// Compare two fabrics physically (nodes by GUID, cables by GUID and port); exit 1 if they differ.
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
         .init();
     let result = match cli.command {
         Command::Topo(args) => topo::run(args),
+        Command::Route(args) => route::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Analyze(args) => analyze::run(args),
     };

@@ -1,0 +1,142 @@
+//! `ibfabric route`: compute a routing for a fabric, report its quality with the analyser, and
+//! write the forwarding tables OpenSM's `file` engine (`lfts_file`) can load.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::{Args, ValueEnum};
+use ibfabric::analysis::{self, Options};
+use ibfabric::io::lfts;
+use ibfabric::routing::graph::RoutingGraph;
+use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig, route};
+use ibfabric::routing::{LidTable, assign_lids, forwarding_tables};
+
+use crate::output;
+use crate::source::load_fabric;
+
+#[derive(Args)]
+pub struct RouteArgs {
+    /// The fabric: topology spec (slimfly:q=5), fabric document or plan, or an ibnetdiscover
+    /// dump (its LIDs are used when it has them; otherwise LIDs are assigned).
+    #[arg(long)]
+    fabric: String,
+    /// Number of layers (a power of two: LID offsets 0..L of every endpoint port).
+    #[arg(long, default_value_t = 4)]
+    layers: usize,
+    /// Routing algorithm.
+    #[arg(long, value_enum, default_value_t = AlgorithmArg::Layered)]
+    algorithm: AlgorithmArg,
+    /// Seed of the random choices.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Layered: hops a non-minimal path needs beyond the pair's distance.
+    #[arg(long, default_value_t = 1)]
+    min_extra_hops: u8,
+    /// Layered: the longest path allowed when distance + min-extra-hops is shorter.
+    #[arg(long, default_value_t = 3)]
+    max_hops: u8,
+    /// RUES: percentage of links kept in each further layer.
+    #[arg(long, default_value_t = 60)]
+    keep_percent: u32,
+    /// Write the forwarding tables to FILE (ibroute / opensm-lfts.dump format).
+    #[arg(long, value_name = "FILE")]
+    lft_out: Option<PathBuf>,
+    /// Node-name-map applied when reading an ibnetdiscover dump.
+    #[arg(long, value_name = "FILE")]
+    node_name_map: Option<PathBuf>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Also compute the maximum achievable throughput (linear programs; slow on large fabrics).
+    #[arg(long)]
+    mat: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum AlgorithmArg {
+    /// Layer 0 minimal, further layers almost-minimal and diverse.
+    Layered,
+    /// Every layer minimal and balanced (the baseline of OpenSM's minhop/SSSP).
+    Minimal,
+    /// Random uniform edge selection per layer (the paper's comparison).
+    Rues,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// A report for people.
+    Text,
+    /// The analyser's report as JSON.
+    Json,
+}
+
+/// Routes, reports; exit status 0 when the tables are complete, 1 otherwise.
+pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
+    if !args.layers.is_power_of_two() || args.layers > 128 {
+        bail!(
+            "--layers {} must be a power of two from 1 to 128 (LMC 0..7)",
+            args.layers
+        );
+    }
+    let mut fabric = load_fabric(&args.fabric, args.node_name_map.as_deref())?;
+    let has_lids = fabric
+        .nodes()
+        .iter()
+        .any(|n| n.ports.iter().any(|p| p.lid != 0));
+    if !has_lids {
+        assign_lids(&mut fabric, args.layers.trailing_zeros() as u8)?;
+    }
+    let lids = LidTable::from_fabric(&fabric)?;
+    let algorithm = match args.algorithm {
+        AlgorithmArg::Layered => Algorithm::Layered(PathLengths {
+            min_extra_hops: args.min_extra_hops,
+            max_hops: args.max_hops,
+        }),
+        AlgorithmArg::Minimal => Algorithm::Minimal,
+        AlgorithmArg::Rues => Algorithm::Rues {
+            keep_per_mille: args.keep_percent.min(100) * 10,
+        },
+    };
+    let started = std::time::Instant::now();
+    let graph = RoutingGraph::new(&fabric);
+    let layers = route(
+        &graph,
+        &RoutingConfig {
+            layers: args.layers,
+            algorithm,
+            seed: args.seed,
+        },
+    );
+    let tables = forwarding_tables(&fabric, &graph, &layers, &lids);
+    log::info!(
+        "routed {} in {:.2} s",
+        fabric.name,
+        started.elapsed().as_secs_f64()
+    );
+    if let Some(path) = &args.lft_out {
+        output::write_atomically(
+            path,
+            lfts::write_ibroute(&fabric, &lids, &tables).as_bytes(),
+        )?;
+    }
+    let report = analysis::analyze(
+        &fabric,
+        &lids,
+        &tables,
+        &Options {
+            mat: args.mat,
+            ..Options::default()
+        },
+    );
+    let rendered = match args.format {
+        Format::Text => format!("{}: {}\n{report}", fabric.name, fabric.summary()),
+        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+    };
+    output::emit(None, &rendered)?;
+    Ok(if report.is_complete() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
