@@ -109,6 +109,32 @@ impl Layers {
         }
     }
 
+    /// Recomputes the hop counts of every routed switch towards t in layer l from the next
+    /// hops (after routes were re-pointed).
+    pub fn recompute_hops(&mut self, graph: &RoutingGraph, l: usize, t: usize) {
+        let n = self.n;
+        let base = self.at(l, 0, t);
+        for v in 0..n {
+            if v != t && self.next[base + v] != NONE {
+                self.hops[base + v] = UNSET;
+            }
+        }
+        let mut chain = Vec::new();
+        for v in 0..n {
+            // Walk to the first switch with a known count, then fill the walk backwards.
+            let mut x = v;
+            while self.hops[base + x] == UNSET && self.next[base + x] != NONE {
+                chain.push(x);
+                x = graph.edge_to[self.next[base + x] as usize] as usize;
+            }
+            let mut h = self.hops[base + x];
+            while let Some(y) = chain.pop() {
+                h = h.saturating_add(1);
+                self.hops[base + y] = h;
+            }
+        }
+    }
+
     /// Adds `load` to every edge of the existing route from v to t in layer l.
     pub fn load_chain(
         &self,
