@@ -11,5 +11,6 @@ pub mod io;
 pub mod plan;
 pub mod routing;
 pub mod topology;
+pub mod verify;
 
 pub use topology::Fabric;

@@ -9,6 +9,7 @@ mod html;
 #[path = "../../src/bin/ibfabric/output.rs"]
 mod output;
 mod plan_cmd;
+mod verify_cmd;
 
 use std::process::ExitCode;
 
@@ -30,6 +31,9 @@ enum Command {
     /// Write the wiring plan of a topology: YAML, CSV, printable HTML sheets, ibsim net file,
     /// node-name-map.
     Plan(plan_cmd::PlanArgs),
+    /// Compare the live fabric (ibnetdiscover dumps, iblinkinfo) with a plan and list what to fix:
+    /// swap, move, plug, remove, reseat; exit 0 when all is as planned, 1 with findings.
+    Verify(verify_cmd::VerifyArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +49,7 @@ fn main() -> ExitCode {
         .init();
     let result = match cli.command {
         Command::Plan(args) => plan_cmd::run(args),
+        Command::Verify(args) => verify_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,169 @@
+//! `cabling verify`: the live fabric against its plan, as a technician's punch list.
+//!
+//! Reads the plan (the YAML document of `cabling plan`, or a CSV cable list), one or more
+//! `ibnetdiscover` dumps (several islands mid-wiring are merged by GUID), optionally
+//! `iblinkinfo` output (down ports, "could be" hints) and the site's node-name-map, and prints
+//! what to do: text grouped by rack → U → port, or a CSV/JSON punch list.
+//!
+//! Exit status: 0 the fabric is cabled exactly as planned, 1 there are findings, 2 bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use ibfabric::io::{LinkInfo, NodeNameMap, iblinkinfo, ibnetdiscover};
+use ibfabric::plan::document::PlanDocument;
+use ibfabric::plan::{Plan, csv};
+use ibfabric::verify::{self, Observation, report::Report};
+
+use crate::output;
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// The plan: YAML (or JSON) from `cabling plan`, or a CSV cable list (by extension, else by
+    /// content).
+    #[arg(long, value_name = "FILE")]
+    plan: PathBuf,
+    /// ibnetdiscover output; repeat for dumps taken from different islands (merged by GUID).
+    #[arg(long = "ibnetdiscover", value_name = "DUMP", required = true)]
+    dumps: Vec<PathBuf>,
+    /// iblinkinfo output, for down ports and "could be" rates; may be repeated.
+    #[arg(long = "iblinkinfo", value_name = "FILE")]
+    link_info: Vec<PathBuf>,
+    /// node-name-map naming fabric GUIDs with plan device names (the strongest binding).
+    #[arg(long, value_name = "FILE")]
+    node_name_map: Option<PathBuf>,
+    /// Output format: text for technicians, or a CSV/JSON punch list.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Actions grouped by rack, U and port; per-rack progress.
+    Text,
+    /// One row per action: rack, u, device, port, action, cables, instruction.
+    Csv,
+    /// Counts, actions with their steps, findings, unexpected cables and devices, progress.
+    Json,
+}
+
+pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let lap = |what: &str| log::debug!("{what}: {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
+    let plan = read_plan(&args.plan)?;
+    lap("plan read");
+    let names = match &args.node_name_map {
+        Some(path) => Some(
+            NodeNameMap::parse(&read(path)?)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        ),
+        None => None,
+    };
+    let mut dumps = Vec::with_capacity(args.dumps.len());
+    for path in &args.dumps {
+        let dump = ibnetdiscover::parse(&read(path)?, names.as_ref())
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        if dump.fabric.nodes().is_empty() {
+            bail!(
+                "{}: no node found; expected the output of ibnetdiscover",
+                path.display()
+            );
+        }
+        for w in &dump.warnings {
+            log::info!("{}: {w}", path.display());
+        }
+        if !dump.warnings.is_empty() {
+            log::warn!(
+                "{}: {} lines skipped or inconsistent (-v lists them)",
+                path.display(),
+                dump.warnings.len()
+            );
+        }
+        dumps.push(dump);
+    }
+    lap("dumps read");
+    // One complete dump is its own merge.
+    let fabric = if dumps.len() == 1 && dumps[0].dangling.is_empty() {
+        dumps.pop().expect("one dump").fabric
+    } else {
+        let merged = verify::merge(&dumps);
+        for w in &merged.warnings {
+            log::warn!("{w}");
+        }
+        merged.fabric
+    };
+    let link_info = if args.link_info.is_empty() {
+        None
+    } else {
+        let mut all = LinkInfo::default();
+        for path in &args.link_info {
+            let info = iblinkinfo::parse(&read(path)?)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            if info.ports.is_empty() {
+                bail!(
+                    "{}: no port line found; expected the output of iblinkinfo",
+                    path.display()
+                );
+            }
+            all.ports.extend(info.ports);
+        }
+        Some(all)
+    };
+    let observation = Observation {
+        fabric: &fabric,
+        link_info: link_info.as_ref(),
+        names: names.as_ref(),
+    };
+    lap("dumps merged, iblinkinfo read");
+    let verification = verify::verify(&plan, &observation);
+    lap("verified");
+    let report = Report::new(&plan, &fabric, &verification);
+    let text = match args.format {
+        Format::Text => report.text(),
+        Format::Csv => report.csv(),
+        Format::Json => report.json(),
+    };
+    output::emit(args.output.as_deref(), &text)?;
+    lap("report written");
+    Ok(if verification.is_clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn read(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+}
+
+/// A plan from its YAML/JSON document or a CSV cable list.
+fn read_plan(path: &Path) -> anyhow::Result<Plan> {
+    let text = read(path)?;
+    let extension = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let is_csv = match extension.as_deref() {
+        Some("csv") => true,
+        Some("yaml" | "yml" | "json") => false,
+        _ => text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .is_some_and(|l| l.contains(',') && l.to_ascii_lowercase().contains("a_device")),
+    };
+    if is_csv {
+        let name = path
+            .file_stem()
+            .map_or("plan".into(), |s| s.to_string_lossy().into_owned());
+        return csv::read(&text, &name).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()));
+    }
+    let doc: PlanDocument = yaml_serde::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: not a plan document: {e}", path.display()))?;
+    doc.to_plan()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
