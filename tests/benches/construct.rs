@@ -5,7 +5,12 @@
 //! `cargo bench --bench construct` prints one Markdown table row per fabric: median wall time
 //! over at least 5 runs and 1 s, and the process's peak resident memory after all runs.
 
+#[path = "measure.rs"]
+mod measure;
+
 use std::time::{Duration, Instant};
+
+use measure::peak_rss_kib;
 
 use ibfabric::io::{ibnetdiscover, ibsim};
 use ibfabric::topology::TopologySpec;
@@ -63,15 +68,4 @@ fn median(times: &[Duration]) -> Duration {
 
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
-}
-
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
 }

@@ -5,6 +5,9 @@
 //! compute the layers, time to build the forwarding tables of every LID, and the fraction of
 //! switch pairs with at least 2 and 3 edge-disjoint paths across the layers.
 
+#[path = "measure.rs"]
+mod measure;
+
 use std::time::Instant;
 
 use ibfabric::routing::graph::RoutingGraph;
@@ -80,4 +83,5 @@ fn main() {
             );
         }
     }
+    println!("\npeak RSS: {} MiB", measure::peak_rss_kib() / 1024);
 }
