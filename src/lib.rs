@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
+pub mod collectives;
 pub mod gf;
 pub mod io;
 pub mod plan;

@@ -3,6 +3,7 @@
 //! Results go to stdout (or `-o FILE`, written atomically); diagnostics to stderr.
 //! Exit status: 0 success, 1 the command ran and found a problem, 2 bad input or usage.
 
+mod a2a;
 mod analyze;
 mod diff;
 mod output;
@@ -35,6 +36,8 @@ enum Command {
     Diff(diff::DiffArgs),
     /// Judge a routing from its forwarding tables (opensm-lfts.dump or ibroute output); exit 1 if incomplete.
     Analyze(analyze::AnalyzeArgs),
+    /// All-to-all schedules (shift, MLFM, Latin-square fat-tree) and their congestion check.
+    A2a(a2a::A2aArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Route(args) => route::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Analyze(args) => analyze::run(args),
+        Command::A2a(args) => a2a::run(args),
     };
     match result {
         Ok(code) => code,
