@@ -4,6 +4,9 @@
 //! Results go to stdout or files (written atomically); diagnostics to stderr. Exit status: 0
 //! success, 1 the command ran and found a problem, 2 bad input or usage.
 
+/// The construction subcommands: the same as the `ibfabric topo` command's.
+#[path = "../../src/bin/ibfabric/construction_args.rs"]
+mod construction_args;
 mod html;
 /// Writing results (stdout, atomic file replacement): the same code as the `ibfabric` command's.
 #[path = "../../src/bin/ibfabric/output.rs"]

@@ -9,8 +9,8 @@ use ibfabric::io::{NodeNameMap, ibsim};
 use ibfabric::plan::build::{PlanOptions, plan_for};
 use ibfabric::plan::document::PlanDocument;
 use ibfabric::plan::{Plan, csv};
-use ibfabric::topology::TopologySpec;
 
+use crate::construction_args::Construction;
 use crate::{html, output};
 
 #[derive(Args)]
@@ -46,51 +46,8 @@ pub struct PlanArgs {
 /// Where the plan comes from: a construction, or a site's own cable list.
 #[derive(Subcommand)]
 enum Source {
-    /// Slim Fly (MMS graph) for a prime power q = 4w + δ.
-    Slimfly {
-        /// Field order q.
-        #[arg(long)]
-        q: u32,
-        /// Hosts per switch [default: ⌈k'/2⌉].
-        #[arg(long)]
-        p: Option<u32>,
-    },
-    /// Multi-Layer Full Mesh of 2d-port switches.
-    Mlfm {
-        /// Half the switch port count.
-        #[arg(long)]
-        d: u32,
-    },
-    /// Latin-square fat-tree from the projective plane of order n.
-    Lsft {
-        /// Plane order n (a prime power).
-        #[arg(long)]
-        n: u32,
-    },
-    /// PolarFly for a prime power q.
-    Polarfly {
-        /// Field order q.
-        #[arg(long)]
-        q: u32,
-        /// Hosts per router [default: ⌊(q+1)/2⌋].
-        #[arg(long)]
-        p: Option<u32>,
-    },
-    /// Two-level fat tree.
-    Fattree {
-        /// Leaf switches.
-        #[arg(long)]
-        leaves: u32,
-        /// Spine switches.
-        #[arg(long)]
-        spines: u32,
-        /// Parallel cables between each leaf and each spine.
-        #[arg(long)]
-        links_per_pair: u32,
-        /// Hosts per leaf.
-        #[arg(long)]
-        hosts_per_leaf: u32,
-    },
+    #[command(flatten)]
+    Construction(Construction),
     /// Import a site's cable list (CSV with a_device, a_port, b_device, b_port, and optionally
     /// cable_id, a_rack, a_u, b_rack, b_u, kind, length_m, rate, step, step_name, a_kind, b_kind).
     Import {
@@ -151,25 +108,10 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
 
 impl Source {
     fn plan(&self, options: &PlanOptions) -> anyhow::Result<Plan> {
-        let spec = match *self {
-            Source::Slimfly { q, p } => TopologySpec::SlimFly { q, p },
-            Source::Mlfm { d } => TopologySpec::Mlfm { d },
-            Source::Lsft { n } => TopologySpec::Lsft { n },
-            Source::Polarfly { q, p } => TopologySpec::PolarFly { q, p },
-            Source::Fattree {
-                leaves,
-                spines,
-                links_per_pair,
-                hosts_per_leaf,
-            } => TopologySpec::FatTree {
-                leaves,
-                spines,
-                links_per_pair,
-                hosts_per_leaf,
-            },
-            Source::Import { ref file } => return import_csv(file),
-        };
-        Ok(plan_for(&spec, options)?)
+        match self {
+            Source::Construction(c) => Ok(plan_for(&c.spec(), options)?),
+            Source::Import { file } => import_csv(file),
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod a2a;
 mod analyze;
+mod construction_args;
 mod diff;
 mod output;
 mod route;

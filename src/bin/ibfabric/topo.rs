@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand, ValueEnum};
 use ibfabric::Fabric;
 use ibfabric::io::{NodeNameMap, dot, fabric_document::FabricDocument, ibnetdiscover, ibsim};
-use ibfabric::topology::TopologySpec;
 
+use crate::construction_args::Construction;
 use crate::output;
 use crate::source::load_fabric;
 
@@ -26,66 +26,8 @@ pub struct TopoArgs {
 /// The topology kinds, with the parameter names scripts and docs rely on.
 #[derive(Subcommand)]
 enum Kind {
-    /// Slim Fly (MMS graph) for a prime power q = 4w + δ, δ ∈ {−1, 0, 1}.
-    Slimfly {
-        /// Field order q (3, 4, 5, 7, 8, 9, 11, 13, 16, ...).
-        #[arg(long)]
-        q: u32,
-        /// Hosts per switch [default: ⌈k'/2⌉, full global bandwidth].
-        #[arg(long)]
-        p: Option<u32>,
-    },
-    /// Multi-Layer Full Mesh of 2d-port switches.
-    Mlfm {
-        /// Half the switch port count: d layers, d+1 leaves per layer, d servers per leaf.
-        #[arg(long)]
-        d: u32,
-    },
-    /// Latin-square fat-tree from the projective plane of order n (a prime power).
-    Lsft {
-        /// Plane order n: n²+n+1 leaves and spines, n+1 servers per leaf.
-        #[arg(long)]
-        n: u32,
-    },
-    /// PolarFly (Erdős–Rényi polarity graph) for a prime power q.
-    Polarfly {
-        /// Field order q.
-        #[arg(long)]
-        q: u32,
-        /// Hosts per router [default: ⌊(q+1)/2⌋].
-        #[arg(long)]
-        p: Option<u32>,
-    },
-    /// Two-level fat tree.
-    Fattree {
-        /// Leaf switches.
-        #[arg(long)]
-        leaves: u32,
-        /// Spine switches.
-        #[arg(long)]
-        spines: u32,
-        /// Parallel cables between each leaf and each spine.
-        #[arg(long)]
-        links_per_pair: u32,
-        /// Hosts per leaf switch.
-        #[arg(long)]
-        hosts_per_leaf: u32,
-    },
-    /// Seeded random regular switch graph (irregular test fabric).
-    Random {
-        /// Switches.
-        #[arg(long)]
-        switches: u32,
-        /// Network degree (cables to other switches per switch).
-        #[arg(long)]
-        degree: u32,
-        /// Hosts per switch.
-        #[arg(long, default_value_t = 1)]
-        hosts: u32,
-        /// Seed.
-        #[arg(long, default_value_t = 0)]
-        seed: u32,
-    },
+    #[command(flatten)]
+    Construction(Construction),
     /// Convert a discovered fabric (an `ibnetdiscover` dump) like any other topology source.
     Ibnetdiscover {
         /// The dump (plain, -g, -f or -m output of ibnetdiscover).
@@ -114,44 +56,18 @@ enum Format {
 
 impl Kind {
     fn fabric(&self) -> anyhow::Result<Fabric> {
-        let spec = match *self {
-            Kind::Slimfly { q, p } => TopologySpec::SlimFly { q, p },
-            Kind::Mlfm { d } => TopologySpec::Mlfm { d },
-            Kind::Lsft { n } => TopologySpec::Lsft { n },
-            Kind::Polarfly { q, p } => TopologySpec::PolarFly { q, p },
-            Kind::Fattree {
-                leaves,
-                spines,
-                links_per_pair,
-                hosts_per_leaf,
-            } => TopologySpec::FatTree {
-                leaves,
-                spines,
-                links_per_pair,
-                hosts_per_leaf,
-            },
-            Kind::Random {
-                switches,
-                degree,
-                hosts,
-                seed,
-            } => TopologySpec::Random {
-                switches,
-                degree,
-                hosts,
-                seed,
-            },
+        match self {
+            Kind::Construction(c) => Ok(c.spec().construction()?.build()),
             Kind::Ibnetdiscover {
-                ref file,
-                ref node_name_map,
+                file,
+                node_name_map,
             } => {
                 let source = file
                     .to_str()
                     .ok_or_else(|| anyhow::anyhow!("path is not UTF-8"))?;
-                return load_fabric(source, node_name_map.as_deref());
+                load_fabric(source, node_name_map.as_deref())
             }
-        };
-        Ok(spec.construction()?.build())
+        }
     }
 }
 
