@@ -1,10 +1,10 @@
 //! Every routing algorithm fills complete, loop-free forwarding tables on every fabric of the
-//! acceptance set and every layer count, as the independent analyser walks them.
+//! acceptance set and every layer count, as the independent analyser walks them; layer 0 is
+//! minimal and layered paths never exceed max(d + 1, 3) hops.
 
 use ibfabric::analysis::{Options, analyze};
-use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig, route};
-use ibfabric::routing::{LidTable, assign_lids, forwarding_tables};
+use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
+use ibfabric::routing::{assign_lids, route_fabric};
 use ibfabric::topology::TopologySpec;
 
 fn check(spec: &str, layers: usize, algorithm: Algorithm) {
@@ -15,29 +15,45 @@ fn check(spec: &str, layers: usize, algorithm: Algorithm) {
         .unwrap()
         .build();
     assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
-    let lids = LidTable::from_fabric(&fabric).unwrap();
-    let graph = RoutingGraph::new(&fabric);
-    let routed = route(
-        &graph,
-        &RoutingConfig {
-            layers,
-            algorithm: algorithm.clone(),
-            seed: 7,
-        },
-    );
-    let tables = forwarding_tables(&fabric, &graph, &routed, &lids);
-    let report = analyze(&fabric, &lids, &tables, &Options::default());
+    let config = RoutingConfig {
+        layers,
+        algorithm: algorithm.clone(),
+        seed: 7,
+    };
+    let routed = route_fabric(&fabric, &config).unwrap();
+    let report = analyze(&fabric, &routed.lids, &routed.tables, &Options::default());
     assert!(
         report.is_complete(),
         "{spec} L={layers} {algorithm:?}:\n{report}"
     );
     assert_eq!(report.paths.len(), layers, "{spec}");
-    // Layer 0 is minimal. (Layered paths stay within max(d + 1, 3) hops for all but a few
-    // pairs whose layer leaves no such path when it is completed; see the routing issue.)
     assert!(
         report.paths[0].longer == 0 && report.paths[0].plus_one == 0,
         "{spec}: layer 0 minimal"
     );
+    if let Algorithm::Layered(lengths) = algorithm {
+        // A pair at distance d may take up to max(d + min_extra_hops, max_hops) hops.
+        let graph = &routed.graph;
+        let diameter = (0..graph.len())
+            .flat_map(|t| graph.dist_to(t).iter().copied())
+            .max()
+            .unwrap_or(0);
+        let bound = u32::from(lengths.max_hops.max(diameter + lengths.min_extra_hops));
+        for layer in &report.paths {
+            assert!(
+                layer.max_hops <= bound,
+                "{spec} L={layers}: layer {} has {}-hop paths (bound {bound})",
+                layer.layer,
+                layer.max_hops
+            );
+        }
+        if diameter == 2 {
+            assert!(
+                report.paths.iter().all(|l| l.max_hops <= 3),
+                "{spec} L={layers}: a path over 3 hops"
+            );
+        }
+    }
 }
 
 const FABRICS: [&str; 14] = [

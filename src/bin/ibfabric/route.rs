@@ -8,9 +8,8 @@ use anyhow::bail;
 use clap::{Args, ValueEnum};
 use ibfabric::analysis::{self, Options};
 use ibfabric::io::lfts;
-use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig, route};
-use ibfabric::routing::{LidTable, assign_lids, forwarding_tables};
+use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
+use ibfabric::routing::{Routed, assign_lids, route_fabric};
 
 use crate::output;
 use crate::source::load_fabric;
@@ -87,7 +86,6 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
     if !has_lids {
         assign_lids(&mut fabric, args.layers.trailing_zeros() as u8)?;
     }
-    let lids = LidTable::from_fabric(&fabric)?;
     let algorithm = match args.algorithm {
         AlgorithmArg::Layered => Algorithm::Layered(PathLengths {
             min_extra_hops: args.min_extra_hops,
@@ -99,16 +97,12 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let started = std::time::Instant::now();
-    let graph = RoutingGraph::new(&fabric);
-    let layers = route(
-        &graph,
-        &RoutingConfig {
-            layers: args.layers,
-            algorithm,
-            seed: args.seed,
-        },
-    );
-    let tables = forwarding_tables(&fabric, &graph, &layers, &lids);
+    let config = RoutingConfig {
+        layers: args.layers,
+        algorithm,
+        seed: args.seed,
+    };
+    let Routed { lids, tables, .. } = route_fabric(&fabric, &config)?;
     log::info!(
         "routed {} in {:.2} s",
         fabric.name,
