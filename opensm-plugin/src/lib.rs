@@ -1,4 +1,33 @@
 //! `libosmlayered.so`: the OpenSM event plugin that registers the `layered` routing engine.
 //!
-//! Only this crate touches OpenSM's C structures; routing and deadlock avoidance are computed by
-//! the `ibfabric` core on an owned snapshot of the subnet.
+//! Only this crate touches OpenSM's C structures; routing is computed by the `ibfabric` core on
+//! an owned snapshot of the subnet ([`engine`]), and written back to the switches' `new_lft`
+//! and hop tables only after it succeeded.
+//!
+//! Use it with, in opensm.conf (`opensm -F`):
+//!
+//! ```text
+//! event_plugin_name osmlayered
+//! event_plugin_options /etc/opensm/layered.yaml   # optional, see `config`
+//! routing_engine layered,minhop
+//! lmc 2
+//! ```
+//!
+//! and `libosmlayered.so` in a directory of `LD_LIBRARY_PATH` (OpenSM `dlopen`s
+//! `lib<name>.so` by name). Every `extern "C"` entry is guarded: an error or a panic is logged,
+//! whatever was written is cleared, and OpenSM is told to try its next engine.
+
+pub mod config;
+pub mod engine;
+// The C side: the export table, the guarded entry points and the logger. The OpenSM symbols
+// they call (osm_log, osm_switch_set_hops, ...) resolve only inside the opensm executable, so
+// unit-test binaries, which could not link, leave them out. The subnet snapshot only reads
+// structs and is unit-tested on hand-built ones.
+#[cfg(not(test))]
+mod entry;
+#[cfg(not(test))]
+mod logger;
+mod snapshot;
+
+#[cfg(not(test))]
+pub use entry::{ENGINE_NAME, EventPluginTable, osm_event_plugin};

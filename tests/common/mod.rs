@@ -167,6 +167,9 @@ pub struct OpenSmOptions {
     pub config: Option<String>,
     /// Further command-line arguments.
     pub extra_args: Vec<String>,
+    /// Further environment variables (e.g. `LD_LIBRARY_PATH` naming the directory of an event
+    /// plugin, which OpenSM `dlopen`s by name).
+    pub env: Vec<(String, std::ffi::OsString)>,
 }
 
 impl OpenSmOptions {
@@ -178,6 +181,7 @@ impl OpenSmOptions {
             once: true,
             config: None,
             extra_args: Vec::new(),
+            env: Vec::new(),
         }
     }
 }
@@ -219,6 +223,7 @@ impl OpenSm {
             .env("LD_PRELOAD", UMAD2SIM)
             .env("OSM_TMP_DIR", &dump_dir)
             .env("OSM_CACHE_DIR", &dump_dir)
+            .envs(options.env.iter().map(|(k, v)| (k, v)))
             .current_dir(sim.dir())
             .stdin(Stdio::null());
         if options.once {
@@ -301,5 +306,19 @@ impl Drop for OpenSm {
             }
         }
         let _ = self.child.wait();
+    }
+}
+
+impl OpenSm {
+    /// What OpenSM printed on stdout and stderr (the `.out` file next to its log).
+    pub fn output(&self) -> String {
+        fs::read_to_string(self.log.with_extension("out")).unwrap_or_default()
+    }
+}
+
+impl OpenSm {
+    /// Whether the OpenSM process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 }

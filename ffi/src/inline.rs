@@ -1,0 +1,128 @@
+//! The `static inline` accessors of the OpenSM and complib headers that the plugin uses,
+//! re-implemented in Rust (bindgen does not bind inline functions). Each names the header line
+//! it mirrors (Debian's libopensm-dev 3.3.23).
+
+use crate::{cl_map_item_t, cl_qmap_t, osm_node_t, osm_physp_t};
+
+/// `IB_PORT_LMC_MASK` (`iba/ib_types.h`): the LMC bits of `ib_port_info_t::mkey_lmc`.
+const IB_PORT_LMC_MASK: u8 = 0x07;
+
+/// The items of a `cl_qmap_t` in key order, as raw pointers to their `cl_map_item_t`, which is
+/// the first member of `osm_switch_t`, `osm_node_t` and `osm_port_t` (so a pointer to the item
+/// is a pointer to the object).
+///
+/// Mirrors `cl_qmap_head` (complib/cl_qmap.h:524), `cl_qmap_next` (:596) and `cl_qmap_end`
+/// (:486): the items form a list threaded through `pool_item.list_item`, ending at `nil`.
+///
+/// # Safety
+/// `map` must point at an initialised `cl_qmap_t` that nobody modifies while the iterator is
+/// used (OpenSM holds its lock around the routing callbacks).
+pub unsafe fn qmap_items(map: *const cl_qmap_t) -> impl Iterator<Item = *mut cl_map_item_t> {
+    // SAFETY: `map` is valid (caller); taking the address of a field reads nothing.
+    let end: *const cl_map_item_t = unsafe { &raw const (*map).nil };
+    // SAFETY: as above; `nil.pool_item.list_item.p_next` is the head (cl_qmap.h:528).
+    let mut item = unsafe { (*map).nil.pool_item.list_item.p_next }.cast::<cl_map_item_t>();
+    std::iter::from_fn(move || {
+        if item.cast_const() == end {
+            return None;
+        }
+        let current = item;
+        // SAFETY: `current` is an item of the live map (not `nil`), whose list link points at
+        // the next item or back at `nil` (cl_qmap.h:599).
+        item = unsafe { (*current).pool_item.list_item.p_next }.cast::<cl_map_item_t>();
+        Some(current)
+    })
+}
+
+/// `osm_node_get_physp_ptr` (opensm/osm_node.h:217): the physical port `port_num` of a node,
+/// or `None` when the number is out of the table or the port is not valid
+/// (`osm_physp_is_valid`, opensm/osm_port.h:326: a zero port GUID).
+///
+/// # Safety
+/// `node` must point at a live `osm_node_t` (whose `physp_table` has `physp_tbl_size` entries).
+pub unsafe fn node_physp(node: *mut osm_node_t, port_num: u32) -> Option<*mut osm_physp_t> {
+    // SAFETY: `node` is live (caller).
+    let size = unsafe { (*node).physp_tbl_size };
+    if port_num >= size {
+        return None;
+    }
+    // SAFETY: `physp_table` is a trailing array of `physp_tbl_size` entries (osm_node.h:106,
+    // allocated by osm_node_new); `port_num` is in range.
+    let physp = unsafe {
+        (&raw mut (*node).physp_table)
+            .cast::<osm_physp_t>()
+            .add(port_num as usize)
+    };
+    // SAFETY: `physp` points into the live table.
+    (unsafe { (*physp).port_guid } != 0).then_some(physp)
+}
+
+/// `osm_physp_get_remote` (opensm/osm_port.h:783): the port at the other end of the cable, if
+/// any.
+///
+/// # Safety
+/// `physp` must point at a live `osm_physp_t`.
+pub unsafe fn physp_remote(physp: *const osm_physp_t) -> Option<*mut osm_physp_t> {
+    // SAFETY: `physp` is live (caller).
+    let remote = unsafe { (*physp).p_remote_physp };
+    (!remote.is_null()).then_some(remote)
+}
+
+/// `osm_physp_get_base_lid` (opensm/osm_port.h:1104) in host order.
+///
+/// # Safety
+/// `physp` must point at a live `osm_physp_t`.
+pub unsafe fn physp_base_lid(physp: *const osm_physp_t) -> u16 {
+    // SAFETY: `physp` is live (caller); `base_lid` is in network byte order.
+    u16::from_be(unsafe { (*physp).port_info.base_lid })
+}
+
+/// `ib_port_info_get_lmc` (iba/ib_types.h:6120): the port's LMC.
+///
+/// # Safety
+/// `physp` must point at a live `osm_physp_t`.
+pub unsafe fn physp_lmc(physp: *const osm_physp_t) -> u8 {
+    // SAFETY: `physp` is live (caller).
+    let mkey_lmc = unsafe { (*physp).port_info.mkey_lmc };
+    mkey_lmc & IB_PORT_LMC_MASK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{OSM_VERSION, osm_opensm_t, osm_switch_t};
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn version_string_is_the_installed_daemons() {
+        let version = std::ffi::CStr::from_bytes_with_nul(OSM_VERSION).unwrap();
+        assert!(version.to_str().unwrap().starts_with("OpenSM "));
+    }
+
+    #[test]
+    fn map_item_is_the_first_member_of_the_mapped_objects() {
+        assert_eq!(offset_of!(osm_switch_t, map_item), 0);
+        assert_eq!(offset_of!(osm_node_t, map_item), 0);
+        assert_eq!(offset_of!(crate::osm_port_t, map_item), 0);
+    }
+
+    #[test]
+    fn opensm_struct_has_the_perfmgr_layout() {
+        // With osm_config.h first, ENABLE_OSM_PERF_MGR puts the performance manager between
+        // `sa` and `cc`: the struct is far larger than the subnet alone.
+        assert!(size_of::<osm_opensm_t>() > size_of::<crate::osm_subn_t>());
+        assert!(offset_of!(osm_opensm_t, log) > offset_of!(osm_opensm_t, sa));
+    }
+
+    #[test]
+    fn empty_qmap_yields_nothing() {
+        // A zeroed map whose nil item links to itself, as cl_qmap_init leaves it.
+        // SAFETY: cl_qmap_t is plain old data (pointers and integers); all-zero is valid.
+        let mut map: cl_qmap_t = unsafe { std::mem::zeroed() };
+        let nil = &raw mut map.nil;
+        map.nil.pool_item.list_item.p_next = nil.cast();
+        map.nil.pool_item.list_item.p_prev = nil.cast();
+        // SAFETY: `map` is initialised as above and not modified while iterating.
+        assert_eq!(unsafe { qmap_items(&map) }.count(), 0);
+    }
+}

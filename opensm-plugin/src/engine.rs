@@ -1,0 +1,408 @@
+//! The pure part of the plugin: from a copy of OpenSM's subnet (plain records, no pointers) to
+//! a [`Fabric`], and from the fabric to every switch's forwarding entries and hop counts.
+//! Nothing here touches C; it is unit-tested without OpenSM.
+
+use std::time::Duration;
+
+use ibfabric::Fabric;
+use ibfabric::routing::graph::RoutingGraph;
+use ibfabric::routing::layered::{self, RoutingConfig};
+use ibfabric::routing::layers::Layers;
+use ibfabric::routing::{ForwardingTables, LidError, LidTable, forwarding_tables};
+use ibfabric::topology::{FabricError, Guid, NodeId, NodeKind, NodeSpec, PortRef};
+
+/// One node of the subnet as OpenSM knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRecord {
+    /// Switch, CA or router.
+    pub kind: NodeKind,
+    /// Node GUID (host order).
+    pub guid: u64,
+    /// NodeDescription.
+    pub description: String,
+    /// Ports 0..=num_ports (`None` for a port OpenSM has no valid record of).
+    pub ports: Vec<Option<PortRecord>>,
+}
+
+/// One physical port of a [`NodeRecord`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortRecord {
+    /// Port GUID (host order).
+    pub guid: u64,
+    /// Base LID (host order; 0 if unassigned).
+    pub lid: u16,
+    /// LMC.
+    pub lmc: u8,
+    /// The port at the other end of the cable: (record index, port number).
+    pub remote: Option<(usize, u8)>,
+}
+
+/// Why the subnet could not be routed.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The records do not make a fabric.
+    #[error("subnet snapshot: {0}")]
+    Fabric(#[from] FabricError),
+    /// LIDs conflict.
+    #[error("LIDs: {0}")]
+    Lids(#[from] LidError),
+    /// A port number beyond what OpenSM said the node has.
+    #[error("node {guid:#018x} port {port}: {what}")]
+    BadPort {
+        /// Node GUID.
+        guid: u64,
+        /// Port.
+        port: u8,
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// No switch in the subnet.
+    #[error("no switches")]
+    NoSwitches,
+    /// The routing left an entry without a port.
+    #[error("no route from switch {switch} to LID {lid} on layer {layer}")]
+    Incomplete {
+        /// Switch name.
+        switch: String,
+        /// Destination LID.
+        lid: u16,
+        /// Layer (LID offset).
+        layer: u8,
+    },
+}
+
+/// The canonical fabric of a snapshot: switches sorted by node GUID, then CAs and routers
+/// sorted by node GUID. Routing depends on the switch order, so the same subnet always routes
+/// the same way whatever order OpenSM discovered it in (and a test can rebuild it from
+/// `ibnetdiscover`). Returns the fabric and, for each fabric node, its record index.
+///
+/// # Errors
+/// Duplicate GUIDs or cables to ports that do not exist.
+pub fn build_fabric(
+    name: &str,
+    records: &[NodeRecord],
+) -> Result<(Fabric, Vec<usize>), EngineError> {
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_by_key(|&i| (records[i].kind != NodeKind::Switch, records[i].guid));
+    let mut node_of = vec![None; records.len()];
+    let mut fabric = Fabric::new(name);
+    for &i in &order {
+        let r = &records[i];
+        let num_ports =
+            u8::try_from(r.ports.len().saturating_sub(1)).map_err(|_| EngineError::BadPort {
+                guid: r.guid,
+                port: u8::MAX,
+                what: "more than 255 ports",
+            })?;
+        let id = fabric.add_node(NodeSpec {
+            kind: r.kind,
+            name: format!("{}-{:016x}", r.kind.id_prefix(), r.guid),
+            description: r.description.clone(),
+            guid: Guid(r.guid),
+            num_ports,
+            rack: None,
+        })?;
+        node_of[i] = Some(id);
+        let node = fabric.node_mut(id);
+        for (p, port) in r.ports.iter().enumerate() {
+            if let Some(port) = port {
+                let slot = &mut node.ports[p];
+                slot.guid = Guid(port.guid);
+                slot.lid = port.lid;
+                slot.lmc = port.lmc;
+            }
+        }
+    }
+    for &i in &order {
+        let r = &records[i];
+        let a_node = node_of[i].expect("every record has a node");
+        for (p, port) in r.ports.iter().enumerate().skip(1) {
+            let Some((remote, remote_port)) = port.as_ref().and_then(|port| port.remote) else {
+                continue;
+            };
+            let Some(b_node) = node_of.get(remote).copied().flatten() else {
+                continue;
+            };
+            let a = PortRef {
+                node: a_node,
+                port: p as u8,
+            };
+            let b = PortRef {
+                node: b_node,
+                port: remote_port,
+            };
+            // Each cable is seen from both ends: add it from the smaller end.
+            if (a.node, a.port) < (b.node, b.port) {
+                if remote_port == 0 {
+                    return Err(EngineError::BadPort {
+                        guid: records[remote].guid,
+                        port: 0,
+                        what: "cable on port 0",
+                    });
+                }
+                fabric.connect(a, b, None, None)?;
+            }
+        }
+    }
+    let fabric_order = {
+        let mut v = vec![0; records.len()];
+        for (i, id) in node_of.iter().enumerate() {
+            if let Some(id) = id {
+                v[id.index()] = i;
+            }
+        }
+        v
+    };
+    Ok((fabric, fabric_order))
+}
+
+/// One forwarding entry of a switch: destination LID, output port, hops to the destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Destination LID.
+    pub lid: u16,
+    /// Output port (0: the switch itself).
+    pub port: u8,
+    /// Hops from this switch to the destination port.
+    pub hops: u8,
+}
+
+/// A routed fabric: every switch's entries for every LID.
+#[derive(Debug)]
+pub struct Routed {
+    /// The fabric's switches (in fabric order) and their entries, ascending by LID.
+    pub switches: Vec<(NodeId, Vec<Entry>)>,
+    /// Number of destination LIDs.
+    pub lids: usize,
+    /// Number of layers.
+    pub layers: usize,
+    /// The forwarding tables (what the entries hold), for comparison in tests.
+    pub tables: ForwardingTables,
+    /// Time the routing took.
+    pub elapsed: Duration,
+}
+
+/// Routes `fabric` (with its ports' LIDs) and checks that every switch has an entry for
+/// every LID on every layer.
+///
+/// # Errors
+/// LID conflicts, no switches, or an unreachable destination.
+pub fn route(fabric: &Fabric, config: &RoutingConfig) -> Result<Routed, EngineError> {
+    let started = std::time::Instant::now();
+    let lids = LidTable::from_fabric(fabric)?;
+    let graph = RoutingGraph::new(fabric);
+    if graph.is_empty() {
+        return Err(EngineError::NoSwitches);
+    }
+    let layers = layered::route(&graph, config);
+    let tables = forwarding_tables(fabric, &graph, &layers, &lids);
+    let mut switches = Vec::with_capacity(graph.len());
+    let mut count = 0;
+    for (s, &id) in graph.nodes.iter().enumerate() {
+        let mut entries = Vec::new();
+        for (lid, owner) in lids.iter() {
+            let (t, layer, extra) = destination(
+                fabric,
+                &graph,
+                &layers,
+                owner.node,
+                owner.port,
+                owner.offset,
+            );
+            let incomplete = || EngineError::Incomplete {
+                switch: fabric.node(id).name.clone(),
+                lid,
+                layer: owner.offset,
+            };
+            let Some(t) = t else {
+                // An endpoint not cabled to a switch: no switch can route it.
+                continue;
+            };
+            let port = tables.port(id, lid).ok_or_else(incomplete)?;
+            let hops = if s == t {
+                0
+            } else {
+                layers.hops(layer, s, t).ok_or_else(incomplete)?
+            };
+            entries.push(Entry {
+                lid,
+                port,
+                hops: hops.saturating_add(extra),
+            });
+        }
+        if s == 0 {
+            count = entries.len();
+        }
+        switches.push((id, entries));
+    }
+    Ok(Routed {
+        switches,
+        lids: count,
+        layers: layers.count(),
+        tables,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// The switch index a LID is delivered by, the layer it is routed on, and the hops beyond
+/// that switch (1 for an endpoint's cable, 0 for the switch itself) — as
+/// [`forwarding_tables`] does.
+fn destination(
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    layers: &Layers,
+    node: NodeId,
+    port: u8,
+    offset: u8,
+) -> (Option<usize>, usize, u8) {
+    if fabric.node(node).is_switch() {
+        return (Some(graph.index_of[node.index()] as usize), 0, 0);
+    }
+    let layer = usize::from(offset) % layers.count();
+    match fabric.peer(PortRef { node, port }) {
+        Some(peer) if fabric.node(peer.node).is_switch() => {
+            (Some(graph.index_of[peer.node.index()] as usize), layer, 1)
+        }
+        _ => (None, layer, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ibfabric::routing::assign_lids;
+    use ibfabric::routing::layered::{Algorithm, PathLengths};
+    use ibfabric::topology::TopologySpec;
+
+    /// The records OpenSM would hold for `fabric` (with LIDs), in a scrambled order.
+    fn records_of(fabric: &Fabric) -> Vec<NodeRecord> {
+        let n = fabric.nodes().len();
+        // Reverse order: the canonical sort must undo it.
+        let position = |id: NodeId| n - 1 - id.index();
+        let mut records = vec![None; n];
+        for (i, node) in fabric.nodes().iter().enumerate() {
+            let id = NodeId(i as u32);
+            let ports = node
+                .ports
+                .iter()
+                .enumerate()
+                .map(|(p, port)| {
+                    let record = PortRecord {
+                        guid: port.guid.0,
+                        lid: port.lid,
+                        lmc: port.lmc,
+                        remote: fabric
+                            .peer(PortRef {
+                                node: id,
+                                port: p as u8,
+                            })
+                            .map(|peer| (position(peer.node), peer.port)),
+                    };
+                    // A CA has no port 0.
+                    (p != 0 || node.is_switch()).then_some(record)
+                })
+                .collect();
+            records[position(id)] = Some(NodeRecord {
+                kind: node.kind,
+                guid: node.guid.0,
+                description: node.description.clone(),
+                ports,
+            });
+        }
+        records.into_iter().map(Option::unwrap).collect()
+    }
+
+    fn config(layers: usize) -> RoutingConfig {
+        RoutingConfig {
+            layers,
+            algorithm: Algorithm::Layered(PathLengths::default()),
+            seed: 1,
+        }
+    }
+
+    fn slim_fly_q5() -> Fabric {
+        let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
+        let mut fabric = spec.construction().unwrap().build();
+        assign_lids(&mut fabric, 2).unwrap();
+        fabric
+    }
+
+    #[test]
+    fn snapshot_round_trip_keeps_nodes_cables_and_lids() {
+        let fabric = slim_fly_q5();
+        let (rebuilt, order) = build_fabric("snapshot", &records_of(&fabric)).unwrap();
+        assert_eq!(rebuilt.summary(), fabric.summary());
+        assert_eq!(order.len(), fabric.nodes().len());
+        for node in fabric.nodes() {
+            let id = rebuilt.node_by_guid(node.guid).unwrap();
+            let copy = rebuilt.node(id);
+            assert_eq!(copy.kind, node.kind);
+            for (p, port) in node.ports.iter().enumerate().skip(1) {
+                assert_eq!(copy.ports[p].lid, port.lid);
+                assert_eq!(copy.ports[p].lmc, port.lmc);
+                assert_eq!(copy.ports[p].link.is_some(), port.link.is_some());
+            }
+        }
+        // Switches first, ascending GUID.
+        let guids: Vec<u64> = rebuilt.switches().map(|s| rebuilt.node(s).guid.0).collect();
+        assert!(guids.is_sorted());
+        assert_eq!(
+            rebuilt.switches().last().unwrap().index() + 1,
+            guids.len(),
+            "switches come first"
+        );
+    }
+
+    #[test]
+    fn slim_fly_routes_every_lid_on_every_layer() {
+        let (fabric, _) = build_fabric("snapshot", &records_of(&slim_fly_q5())).unwrap();
+        let routed = route(&fabric, &config(4)).unwrap();
+        assert_eq!(routed.switches.len(), 50);
+        assert_eq!(routed.lids, 200 * 4 + 50);
+        assert_eq!(routed.layers, 4);
+        for (s, entries) in &routed.switches {
+            assert_eq!(entries.len(), routed.lids);
+            for e in entries {
+                assert_eq!(routed.tables.port(*s, e.lid), Some(e.port));
+                if e.port == 0 {
+                    assert_eq!(fabric.node(*s).ports[0].lid, e.lid);
+                    assert_eq!(e.hops, 0);
+                } else {
+                    // Diameter 2 + the host cable; almost-minimal layers go up to 3 + 1.
+                    assert!((1..=4).contains(&e.hops), "{e:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn same_subnet_routes_the_same_whatever_the_discovery_order() {
+        let fabric = slim_fly_q5();
+        let mut records = records_of(&fabric);
+        let a = route(&build_fabric("a", &records).unwrap().0, &config(4)).unwrap();
+        // Rotate the records (fixing up the remote indexes).
+        let n = records.len();
+        records.rotate_left(7);
+        for r in &mut records {
+            for port in r.ports.iter_mut().flatten() {
+                if let Some((i, _)) = &mut port.remote {
+                    *i = (*i + n - 7) % n;
+                }
+            }
+        }
+        let b = route(&build_fabric("b", &records).unwrap().0, &config(4)).unwrap();
+        assert_eq!(a.switches, b.switches);
+    }
+
+    #[test]
+    fn conflicting_lids_are_an_error() {
+        let mut fabric = slim_fly_q5();
+        let host = fabric.hosts().next().unwrap();
+        fabric.node_mut(host).ports[1].lid = 1; // a switch's LID
+        let (fabric, _) = build_fabric("conflict", &records_of(&fabric)).unwrap();
+        assert!(matches!(
+            route(&fabric, &config(4)),
+            Err(EngineError::Lids(_))
+        ));
+    }
+}

@@ -1,0 +1,327 @@
+//! The entry points OpenSM calls: `create`/`delete`/`report` of the event plugin table, and
+//! the routing engine's `setup`, `build_lid_matrices` and `ucast_build_fwd_tables`.
+
+use std::ffi::{CStr, c_int, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use opensm_sys::{
+    OSM_NO_PATH, OSM_VERSION, external_routing_engine_module_t, osm_epi_event_id_t,
+    osm_event_plugin_t, osm_opensm_t, osm_register_external_routing_engine, osm_routing_engine_t,
+    osm_switch_clear_hops, osm_switch_set_hops, osm_switch_t,
+};
+
+use crate::config::Config;
+use crate::engine::Routed;
+use crate::{engine, logger, snapshot};
+
+/// The routing engine name for `routing_engine` in opensm.conf.
+pub const ENGINE_NAME: &CStr = c"layered";
+
+/// Return value of a routing callback that makes OpenSM try its next engine
+/// (osm_ucast_mgr.c: ucast_mgr_route; > 0 would run the default minhop step instead).
+const NEXT_ENGINE: c_int = -1;
+
+/// The table OpenSM looks up with `dlsym("osm_event_plugin")`.
+#[repr(transparent)]
+pub struct EventPluginTable(osm_event_plugin_t);
+
+// SAFETY: the table is never written after load; it holds a pointer to a 'static
+// NUL-terminated string and three function pointers.
+unsafe impl Sync for EventPluginTable {}
+
+/// The plugin's entry table. `osm_version` must equal the running daemon's string, or OpenSM
+/// skips the plugin (osm_event_plugin.c); it comes from the headers the plugin is built with.
+#[unsafe(no_mangle)]
+#[used]
+pub static osm_event_plugin: EventPluginTable = EventPluginTable(osm_event_plugin_t {
+    osm_version: OSM_VERSION.as_ptr().cast(),
+    create: Some(create),
+    delete: Some(delete),
+    report: Some(report),
+});
+
+/// State of one loaded plugin: the daemon, and the routing computed by `build_lid_matrices`
+/// until `ucast_build_fwd_tables` writes it.
+struct Plugin {
+    osm: *mut osm_opensm_t,
+    pending: Mutex<Option<Pending>>,
+}
+
+/// A computed routing and the switch objects to write it to (in fabric switch order).
+struct Pending {
+    routed: Routed,
+    switches: Vec<*mut osm_switch_t>,
+    started: Instant,
+}
+
+/// Runs `f`; on panic logs `what` and the panic message and returns `fallback` instead of
+/// unwinding into C.
+fn guard<R>(what: &'static str, fallback: R, f: impl FnOnce() -> R) -> R {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(value) => value,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            log::error!("{what}: internal error (panic: {message}); falling back");
+            fallback
+        }
+    }
+}
+
+/// Whether `osm` looks like the `osm_opensm_t` these bindings describe: the back-pointers
+/// OpenSM sets in `osm_subn_init` and `osm_sm_init` must point where our layout says.
+///
+/// # Safety
+/// `osm` must point at the daemon's `osm_opensm_t` (OpenSM passes it to `create`).
+unsafe fn layout_matches(osm: *mut osm_opensm_t) -> bool {
+    // SAFETY: `osm` is the daemon's (caller); these reads stay inside `sizeof(osm_opensm_t)`
+    // as the headers give it, and OpenSM's struct is at least as large if the layouts agree.
+    unsafe {
+        (*osm).subn.p_osm == osm
+            && (*osm).sm.p_subn == &raw mut (*osm).subn
+            && (*osm).sm.p_log == &raw mut (*osm).log
+    }
+}
+
+extern "C" fn create(osm: *mut osm_opensm_t) -> *mut c_void {
+    guard("create", std::ptr::null_mut(), || {
+        // SAFETY: OpenSM calls create with its own, initialised osm_opensm_t
+        // (osm_opensm.c: load_plugins, after osm_subn_init and osm_sm_init).
+        if osm.is_null() || !unsafe { layout_matches(osm) } {
+            // The log's address is not to be trusted: say it on stderr.
+            eprintln!(
+                "osmlayered: osm_opensm_t layout differs from the headers this plugin was \
+                 built with ({}); plugin not loaded",
+                String::from_utf8_lossy(&OSM_VERSION[..OSM_VERSION.len() - 1])
+            );
+            return std::ptr::null_mut();
+        }
+        // SAFETY: `osm->log` lives as long as the daemon; `delete` detaches before dlclose.
+        unsafe { logger::attach(&raw mut (*osm).log) };
+        let plugin = Box::into_raw(Box::new(Plugin {
+            osm,
+            pending: Mutex::new(None),
+        }));
+        let module = external_routing_engine_module_t {
+            name: ENGINE_NAME.as_ptr(),
+            setup: Some(setup),
+            context: std::ptr::null_mut(),
+        };
+        // SAFETY: `osm` is valid (above); OpenSM copies the module (strdup of the name) and
+        // keeps `plugin` as the engine's context (osm_opensm.c:
+        // osm_register_external_routing_engine).
+        let status = unsafe { osm_register_external_routing_engine(osm, &module, plugin.cast()) };
+        if status != 0 {
+            log::error!("cannot register routing engine 'layered' (status {status})");
+            // SAFETY: `plugin` came from Box::into_raw above and was not handed out.
+            drop(unsafe { Box::from_raw(plugin) });
+            logger::detach();
+            return std::ptr::null_mut();
+        }
+        log::info!("routing engine 'layered' registered");
+        plugin.cast()
+    })
+}
+
+extern "C" fn delete(plugin: *mut c_void) {
+    guard("delete", (), || {
+        if !plugin.is_null() {
+            // SAFETY: `plugin` is what `create` returned; OpenSM calls delete once, after
+            // destroying the routing engines, and then dlcloses the library.
+            drop(unsafe { Box::from_raw(plugin.cast::<Plugin>()) });
+        }
+        logger::detach();
+    });
+}
+
+extern "C" fn report(_plugin: *mut c_void, _event: osm_epi_event_id_t, _data: *mut c_void) {}
+
+/// Fills OpenSM's engine record when `routing_engine` names `layered`.
+extern "C" fn setup(re: *mut osm_routing_engine_t, _osm: *mut osm_opensm_t) -> c_int {
+    guard("setup", -1, || {
+        // SAFETY: OpenSM passes a zeroed engine record whose `context` it has set to the
+        // registered context, our `Plugin` (osm_opensm.c: setup_routing_engine).
+        let re = unsafe { &mut *re };
+        re.build_lid_matrices = Some(build_lid_matrices);
+        re.ucast_build_fwd_tables = Some(ucast_build_fwd_tables);
+        0
+    })
+}
+
+/// Snapshots the subnet and computes the routing (nothing is written yet).
+unsafe extern "C" fn build_lid_matrices(context: *mut c_void) -> c_int {
+    guard("build_lid_matrices", NEXT_ENGINE, || {
+        // SAFETY: `context` is the `Plugin` registered in `create`, alive until `delete`,
+        // which OpenSM calls only after destroying its routing engines.
+        let plugin = unsafe { &*context.cast::<Plugin>() };
+        let mut pending = plugin.pending.lock().unwrap_or_else(|e| e.into_inner());
+        *pending = None;
+        match compute(plugin) {
+            Ok(computed) => {
+                *pending = Some(computed);
+                0
+            }
+            Err(message) => {
+                log::error!("{message}; falling back to the next routing engine");
+                NEXT_ENGINE
+            }
+        }
+    })
+}
+
+fn compute(plugin: &Plugin) -> Result<Pending, String> {
+    let started = Instant::now();
+    let osm = plugin.osm;
+    // SAFETY: `osm` is the daemon's; `event_plugin_options` is NULL or a C string owned by
+    // the options, unchanged while the subnet is routed.
+    let (options, lmc) = unsafe {
+        let options = (*osm).subn.opt.event_plugin_options;
+        let options =
+            (!options.is_null()).then(|| CStr::from_ptr(options).to_string_lossy().into_owned());
+        (options, (*osm).subn.opt.lmc)
+    };
+    let config = Config::from_options(options.as_deref()).map_err(|e| format!("config: {e}"))?;
+    if config.debug_panic {
+        panic!("debug_panic is set in the configuration");
+    }
+    // SAFETY: called from a routing callback, with OpenSM's lock held exclusively
+    // (osm_ucast_mgr.c: osm_ucast_mgr_process).
+    let snapshot = unsafe { snapshot::take(osm) };
+    let (fabric, order) =
+        engine::build_fabric("opensm", &snapshot.records).map_err(|e| e.to_string())?;
+    let routed = engine::route(&fabric, &config.routing(lmc)).map_err(|e| e.to_string())?;
+    let mut switches = Vec::with_capacity(routed.switches.len());
+    for (id, _) in &routed.switches {
+        let sw = snapshot.switches[order[id.index()]];
+        if sw.is_null() {
+            return Err(format!(
+                "switch {} has no switch object",
+                fabric.node(*id).name
+            ));
+        }
+        switches.push(sw);
+    }
+    Ok(Pending {
+        routed,
+        switches,
+        started,
+    })
+}
+
+/// Writes the computed routing into every switch's `new_lft` and hop table.
+unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
+    guard("ucast_build_fwd_tables", NEXT_ENGINE, || {
+        // SAFETY: as in `build_lid_matrices`.
+        let plugin = unsafe { &*context.cast::<Plugin>() };
+        let pending = plugin
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let Some(pending) = pending else {
+            log::error!("no routing computed; falling back to the next routing engine");
+            return NEXT_ENGINE;
+        };
+        let mut written = false;
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: the switch objects were read in `build_lid_matrices` of this same
+            // routing pass (osm_ucast_mgr_process holds the lock across both callbacks).
+            unsafe { write(&pending, &mut written) }
+        }));
+        match result {
+            Ok(Ok(())) => {
+                let r = &pending.routed;
+                log::info!(
+                    "routed {} switches, {} LIDs, {} layers in {} ms (core {} ms)",
+                    r.switches.len(),
+                    r.lids,
+                    r.layers,
+                    pending.started.elapsed().as_millis(),
+                    r.elapsed.as_millis()
+                );
+                0
+            }
+            Ok(Err(message)) => {
+                // SAFETY: as above.
+                unsafe { clear(&pending.switches) };
+                log::error!("{message}; tables cleared, falling back to the next routing engine");
+                NEXT_ENGINE
+            }
+            Err(payload) => {
+                if written {
+                    // SAFETY: as above.
+                    unsafe { clear(&pending.switches) };
+                }
+                std::panic::resume_unwind(payload)
+            }
+        }
+    })
+}
+
+/// Checks every entry against the switches' tables, then writes them all.
+///
+/// # Safety
+/// The switch objects must be live and not used by anyone else during the call.
+unsafe fn write(pending: &Pending, written: &mut bool) -> Result<(), String> {
+    for ((_, entries), &sw) in pending.routed.switches.iter().zip(&pending.switches) {
+        // SAFETY: live switch (caller).
+        let (max_lid, lft_size, num_ports, new_lft) = unsafe {
+            (
+                (*sw).max_lid_ho,
+                (*sw).lft_size,
+                (*sw).num_ports,
+                (*sw).new_lft,
+            )
+        };
+        if new_lft.is_null() {
+            return Err("a switch has no new_lft".into());
+        }
+        for e in entries {
+            if e.lid > max_lid || e.lid >= lft_size {
+                return Err(format!(
+                    "LID {} beyond the switch's table (max LID {max_lid})",
+                    e.lid
+                ));
+            }
+            if e.port >= num_ports {
+                return Err(format!("port {} beyond the switch's {num_ports}", e.port));
+            }
+        }
+    }
+    *written = true;
+    for ((_, entries), &sw) in pending.routed.switches.iter().zip(&pending.switches) {
+        for e in entries {
+            // SAFETY: live switch (caller); `e.lid < lft_size` was checked above, and
+            // `new_lft` has `lft_size` bytes (osm_switch.c: osm_switch_prepare_path_rebuild).
+            unsafe { *(*sw).new_lft.add(usize::from(e.lid)) = e.port };
+            // SAFETY: live switch; lid and port are in range (checked above).
+            let status = unsafe { osm_switch_set_hops(sw, e.lid, e.port, e.hops) };
+            if status != 0 {
+                return Err(format!("cannot set hops for LID {}", e.lid));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Undoes a partial write: every `new_lft` entry back to "no path", hop tables cleared.
+///
+/// # Safety
+/// As [`write`].
+unsafe fn clear(switches: &[*mut osm_switch_t]) {
+    for &sw in switches {
+        // SAFETY: live switch (caller); `new_lft` has `lft_size` bytes.
+        unsafe {
+            let new_lft = (*sw).new_lft;
+            if !new_lft.is_null() {
+                std::ptr::write_bytes(new_lft, OSM_NO_PATH as u8, usize::from((*sw).lft_size));
+            }
+            osm_switch_clear_hops(sw);
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! Reading OpenSM's subnet: copies the nodes, ports, cables and LIDs out of `osm->subn` into
+//! plain [`NodeRecord`]s, and remembers each switch's `osm_switch_t` for writing back.
+
+use std::collections::HashMap;
+
+use ibfabric::topology::NodeKind;
+use opensm_sys::inline::{node_physp, physp_base_lid, physp_lmc, physp_remote, qmap_items};
+use opensm_sys::{
+    IB_NODE_TYPE_CA, IB_NODE_TYPE_ROUTER, IB_NODE_TYPE_SWITCH, osm_node_t, osm_opensm_t,
+    osm_switch_t,
+};
+
+use crate::engine::{NodeRecord, PortRecord};
+
+/// The subnet's nodes, and the switch object of each switch record (null for the others).
+pub(crate) struct Snapshot {
+    pub records: Vec<NodeRecord>,
+    pub switches: Vec<*mut osm_switch_t>,
+}
+
+/// Copies the subnet.
+///
+/// # Safety
+/// `osm` must be the daemon's `osm_opensm_t`, and the call must happen inside a routing
+/// callback (OpenSM holds its lock exclusively there: osm_ucast_mgr_process), so that the maps
+/// and nodes stay as they are while they are read.
+pub(crate) unsafe fn take(osm: *mut osm_opensm_t) -> Snapshot {
+    let mut nodes: Vec<*mut osm_node_t> = Vec::new();
+    // SAFETY: `osm->subn.node_guid_tbl` is an initialised qmap of `osm_node_t`s, whose first
+    // member is the map item (osm_node.h:98); unchanged during the callback (caller).
+    for item in unsafe { qmap_items(&raw const (*osm).subn.node_guid_tbl) } {
+        nodes.push(item.cast::<osm_node_t>());
+    }
+    let index: HashMap<*mut osm_node_t, usize> =
+        nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+    let mut records = Vec::with_capacity(nodes.len());
+    let mut switches = Vec::with_capacity(nodes.len());
+    for &node in &nodes {
+        // SAFETY: `node` is a live node of the map (above).
+        let (info, sw, size) = unsafe { ((*node).node_info, (*node).sw, (*node).physp_tbl_size) };
+        let kind = match u32::from(info.node_type) {
+            IB_NODE_TYPE_SWITCH => NodeKind::Switch,
+            IB_NODE_TYPE_ROUTER => NodeKind::Router,
+            IB_NODE_TYPE_CA => NodeKind::Ca,
+            _ => NodeKind::Ca,
+        };
+        // SAFETY: `node_desc.description` is a 64-byte array inside the live node.
+        let description = unsafe { (*node).node_desc.description };
+        let end = description
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(description.len());
+        let description = String::from_utf8_lossy(&description[..end]).into_owned();
+        let mut ports = Vec::with_capacity(size as usize);
+        for p in 0..size {
+            // SAFETY: `node` is live; `node_physp` checks `p` against the table size.
+            let Some(physp) = (unsafe { node_physp(node, p) }) else {
+                ports.push(None);
+                continue;
+            };
+            // SAFETY: `physp` is a valid port of a live node; its remote, if any, is a port
+            // of another node of the subnet (osm_port.h: p_remote_physp).
+            let remote = unsafe { physp_remote(physp) }.and_then(|r| {
+                // SAFETY: as above.
+                let (remote_node, remote_port, remote_guid) =
+                    unsafe { ((*r).p_node, (*r).port_num, (*r).port_guid) };
+                (remote_guid != 0)
+                    .then(|| index.get(&remote_node).map(|&i| (i, remote_port)))
+                    .flatten()
+            });
+            // SAFETY: `physp` is valid (above).
+            let (guid, lid, lmc) =
+                unsafe { ((*physp).port_guid, physp_base_lid(physp), physp_lmc(physp)) };
+            ports.push(Some(PortRecord {
+                guid: u64::from_be(guid),
+                lid,
+                lmc,
+                remote,
+            }));
+        }
+        records.push(NodeRecord {
+            kind,
+            guid: u64::from_be(info.node_guid),
+            description,
+            ports,
+        });
+        switches.push(if kind == NodeKind::Switch {
+            sw
+        } else {
+            std::ptr::null_mut()
+        });
+    }
+    Snapshot { records, switches }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::alloc::{Layout, alloc_zeroed, dealloc};
+
+    use opensm_sys::{cl_list_item_t, osm_physp_t};
+
+    use super::*;
+    use crate::engine::build_fabric;
+
+    /// A zeroed `osm_node_t` with `ports` physical ports (+ port 0) in its trailing table.
+    struct OwnedNode {
+        ptr: *mut osm_node_t,
+        layout: Layout,
+    }
+
+    impl OwnedNode {
+        fn new(node_type: u32, guid: u64, ports: u8) -> Self {
+            let size = std::mem::size_of::<osm_node_t>()
+                + usize::from(ports) * std::mem::size_of::<osm_physp_t>();
+            let layout = Layout::from_size_align(size, std::mem::align_of::<osm_node_t>()).unwrap();
+            // SAFETY: non-zero size; all-zero bytes are a valid osm_node_t and osm_physp_t
+            // (integers, raw pointers, `None` function pointers).
+            let ptr = unsafe { alloc_zeroed(layout) }.cast::<osm_node_t>();
+            assert!(!ptr.is_null());
+            // SAFETY: `ptr` is a fresh, zeroed allocation of the right size.
+            unsafe {
+                (*ptr).node_info.node_type = node_type as u8;
+                (*ptr).node_info.num_ports = ports;
+                (*ptr).node_info.node_guid = guid.to_be();
+                (*ptr).physp_tbl_size = u32::from(ports) + 1;
+            }
+            Self { ptr, layout }
+        }
+
+        fn physp(&self, port: u8) -> *mut osm_physp_t {
+            // SAFETY: `port` is within the table allocated in `new` (callers pass valid ports).
+            unsafe {
+                (&raw mut (*self.ptr).physp_table)
+                    .cast::<osm_physp_t>()
+                    .add(usize::from(port))
+            }
+        }
+
+        /// Makes `port` valid with a GUID, LID and LMC.
+        fn set_port(&self, port: u8, guid: u64, lid: u16, lmc: u8) {
+            let physp = self.physp(port);
+            // SAFETY: `physp` points into this node's table.
+            unsafe {
+                (*physp).port_guid = guid.to_be();
+                (*physp).port_num = port;
+                (*physp).p_node = self.ptr;
+                (*physp).port_info.base_lid = lid.to_be();
+                (*physp).port_info.mkey_lmc = lmc;
+            }
+        }
+    }
+
+    impl Drop for OwnedNode {
+        fn drop(&mut self) {
+            // SAFETY: allocated in `new` with this layout.
+            unsafe { dealloc(self.ptr.cast(), self.layout) };
+        }
+    }
+
+    fn cable(a: &OwnedNode, pa: u8, b: &OwnedNode, pb: u8) {
+        // SAFETY: both ports point into live tables.
+        unsafe {
+            (*a.physp(pa)).p_remote_physp = b.physp(pb);
+            (*b.physp(pb)).p_remote_physp = a.physp(pa);
+        }
+    }
+
+    #[test]
+    fn snapshot_reads_nodes_ports_cables_and_lids() {
+        // Two switches (GUIDs 0x20 > 0x10, in map order 0x20 first), cabled on port 1, and a
+        // host on switch 0x10 port 2; switch 0x10 port 3 is not valid.
+        let sw_b = OwnedNode::new(IB_NODE_TYPE_SWITCH, 0x20, 3);
+        let sw_a = OwnedNode::new(IB_NODE_TYPE_SWITCH, 0x10, 3);
+        let host = OwnedNode::new(IB_NODE_TYPE_CA, 0x30, 1);
+        sw_a.set_port(0, 0x10, 1, 0);
+        sw_a.set_port(1, 0x10, 1, 0);
+        sw_a.set_port(2, 0x10, 1, 0);
+        sw_b.set_port(0, 0x20, 2, 0);
+        sw_b.set_port(1, 0x20, 2, 0);
+        host.set_port(1, 0x31, 4, 2);
+        cable(&sw_a, 1, &sw_b, 1);
+        cable(&sw_a, 2, &host, 1);
+
+        // SAFETY: all-zero is a valid osm_opensm_t for the fields `take` reads (the node map,
+        // linked below).
+        let mut osm: Box<osm_opensm_t> = unsafe { Box::new_zeroed().assume_init() };
+        let map = &raw mut osm.subn.node_guid_tbl;
+        let links: Vec<*mut cl_list_item_t> = [&sw_b, &sw_a, &host]
+            .iter()
+            // SAFETY: the map item is the first member of the node (osm_node.h:98).
+            .map(|n| unsafe { &raw mut (*n.ptr).map_item.pool_item.list_item })
+            .collect();
+        // SAFETY: `map` points into `osm`; the items are live nodes.
+        unsafe {
+            let nil = &raw mut (*map).nil.pool_item.list_item;
+            let (l0, l1, l2) = (links[0], links[1], links[2]);
+            (*nil).p_next = l0;
+            (*l0).p_next = l1;
+            (*l1).p_next = l2;
+            (*l2).p_next = nil;
+        }
+        // SAFETY: `osm` holds a consistent node map of live nodes, unchanged during the call.
+        let snapshot = unsafe { take(&mut *osm) };
+        let records = &snapshot.records;
+        assert_eq!(records.len(), 3);
+        assert_eq!(records[0].guid, 0x20);
+        assert_eq!(records[0].kind, NodeKind::Switch);
+        assert_eq!(records[2].kind, NodeKind::Ca);
+        assert!(records[2].ports[0].is_none(), "a CA's port 0 is not valid");
+        let a = &records[1];
+        assert_eq!(a.ports.len(), 4);
+        assert!(a.ports[3].is_none());
+        assert_eq!(a.ports[1].as_ref().unwrap().remote, Some((0, 1)));
+        assert_eq!(a.ports[2].as_ref().unwrap().remote, Some((2, 1)));
+        let h = records[2].ports[1].as_ref().unwrap();
+        assert_eq!((h.guid, h.lid, h.lmc, h.remote), (0x31, 4, 2, Some((1, 2))));
+        assert!(
+            snapshot.switches.iter().all(|s| s.is_null()),
+            "no switch objects here"
+        );
+
+        let (fabric, order) = build_fabric("test", records).unwrap();
+        assert_eq!(order, vec![1, 0, 2], "switches by GUID, then the host");
+        let summary = fabric.summary();
+        assert_eq!((summary.switches, summary.hosts), (2, 1));
+        assert_eq!((summary.switch_links, summary.host_links), (1, 1));
+    }
+}

@@ -1,0 +1,405 @@
+//! The OpenSM plugin on the real stack: stock OpenSM 3.3.23 loads `libosmlayered.so`
+//! (`event_plugin_name osmlayered`), routes a Slim Fly q = 5 in ibsim with
+//! `routing_engine layered,minhop` and LMC 2, and the tables OpenSM programmed must be complete
+//! on all 4 layers and equal, entry for entry, to what the core computes for the same fabric
+//! and LIDs. Misconfiguration and panics must fall back to minhop with the subnet up.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use common::{Ibsim, OpenSm, OpenSmOptions, SUBNET_UP};
+use ibfabric::Fabric;
+use ibfabric::analysis::{self, Options};
+use ibfabric::io::{ibnetdiscover, ibsim, lfts};
+use ibfabric::routing::graph::RoutingGraph;
+use ibfabric::routing::layered::{self, Algorithm, PathLengths, RoutingConfig};
+use ibfabric::routing::{LidTable, forwarding_tables};
+use ibfabric::topology::{NodeKind, NodeSpec, PortRef, TopologySpec};
+
+/// The plugin's success line (its own log, not OpenSM's).
+const ROUTED: &str = "layered: routed 50 switches, 850 LIDs, 4 layers";
+/// OpenSM's line when our engine's tables are in use.
+const LAYERED_USED: &str = "layered tables configured on all switches";
+/// OpenSM's line when it fell back to minhop.
+const MINHOP_USED: &str = "minhop tables configured on all switches";
+
+/// Builds the plugin (with the cargo, target dir and profile this test runs under) and
+/// returns a directory holding only `libosmlayered.so`, for `LD_LIBRARY_PATH`.
+fn plugin_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        // target/<profile>/deps/plugin_routing-HASH
+        let exe = std::env::current_exe().expect("test executable");
+        let profile_dir = exe
+            .parent()
+            .and_then(|d| d.parent())
+            .expect("target/<profile>");
+        let profile = profile_dir
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        let target_dir = profile_dir.parent().expect("target dir");
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "--quiet", "-p", "opensm-layered"])
+            .env("CARGO_TARGET_DIR", target_dir)
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        match profile.as_str() {
+            "debug" => {}
+            "release" => {
+                cmd.arg("--release");
+            }
+            other => {
+                cmd.args(["--profile", other]);
+            }
+        }
+        let status = cmd.status().expect("run cargo build");
+        assert!(status.success(), "cargo build -p opensm-layered failed");
+        let dir = profile_dir.join("osmlayered-plugin");
+        std::fs::create_dir_all(&dir).unwrap();
+        // Copy to a new name and rename: a running OpenSM of another test keeps its mapping.
+        let tmp = dir.join(format!("libosmlayered.so.{}", std::process::id()));
+        std::fs::copy(profile_dir.join("libosmlayered.so"), &tmp).expect("libosmlayered.so built");
+        std::fs::rename(&tmp, dir.join("libosmlayered.so")).unwrap();
+        dir
+    })
+}
+
+/// Runs OpenSM once with the plugin on `sim`; `options` is the `event_plugin_options` line.
+fn run_with_plugin(sim: &Ibsim, plugin_options: Option<&str>) -> OpenSm {
+    run_opensm_with_plugin(sim, plugin_options, true)
+}
+
+/// Runs OpenSM with the plugin on `sim`, once (`-o`) or as a daemon.
+fn run_opensm_with_plugin(sim: &Ibsim, plugin_options: Option<&str>, once: bool) -> OpenSm {
+    let mut config = String::from(
+        "event_plugin_name osmlayered\nrouting_engine layered,minhop\nlmc 2\n\
+         force_log_flush TRUE\n",
+    );
+    if let Some(options) = plugin_options {
+        config += &format!("event_plugin_options {options}\n");
+    }
+    let options = OpenSmOptions {
+        config: Some(config),
+        once,
+        env: vec![("LD_LIBRARY_PATH".into(), plugin_dir().clone().into_os_string())],
+        ..OpenSmOptions::new("layered,minhop", 2)
+    };
+    OpenSm::start(sim, &options)
+}
+
+fn slim_fly_q5() -> Ibsim {
+    let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
+    Ibsim::start(&ibsim::write_net(&spec.construction().unwrap().build()))
+}
+
+/// `fabric` rebuilt the way the plugin snapshots OpenSM's subnet: switches in ascending node
+/// GUID, then the other nodes in ascending node GUID (routing depends on the switch order).
+fn canonical(fabric: &Fabric) -> Fabric {
+    let mut order: Vec<usize> = (0..fabric.nodes().len()).collect();
+    order.sort_by_key(|&i| {
+        let n = &fabric.nodes()[i];
+        (n.kind != NodeKind::Switch, n.guid)
+    });
+    let mut out = Fabric::new("canonical");
+    let mut new_id = vec![None; order.len()];
+    for &i in &order {
+        let n = &fabric.nodes()[i];
+        let id = out
+            .add_node(NodeSpec {
+                kind: n.kind,
+                name: n.name.clone(),
+                description: n.description.clone(),
+                guid: n.guid,
+                num_ports: n.num_ports(),
+                rack: None,
+            })
+            .unwrap();
+        out.node_mut(id).ports.clone_from(&n.ports);
+        for p in &mut out.node_mut(id).ports {
+            p.link = None;
+        }
+        new_id[i] = Some(id);
+    }
+    for link in fabric.links() {
+        let map = |end: PortRef| PortRef {
+            node: new_id[end.node.index()].unwrap(),
+            port: end.port,
+        };
+        out.connect(map(link.a), map(link.b), link.width, link.speed)
+            .unwrap();
+    }
+    out
+}
+
+/// Routes `spec` in ibsim with the plugin (LMC 2, defaults) and checks the read-back: OpenSM
+/// used our engine (success line `routed`), the dump equals `ibroute` of every switch, the
+/// analyser finds every entry on all 4 layers, and the tables equal the core's for the same
+/// fabric and LIDs. Returns the fabric and the analyser's report.
+fn route_and_compare(spec: &str, routed: &str) -> (Fabric, analysis::Report) {
+    let spec: TopologySpec = spec.parse().unwrap();
+    let sim = Ibsim::start(&ibsim::write_net(&spec.construction().unwrap().build()));
+    let sm = run_with_plugin(&sim, None);
+    let log = sm.log();
+    assert!(
+        log.contains(routed),
+        "no success line `{routed}` from the plugin:\n{log}"
+    );
+    assert!(
+        log.contains(LAYERED_USED),
+        "OpenSM did not use layered:\n{log}"
+    );
+    assert!(!log.contains(MINHOP_USED), "fell back to minhop:\n{log}");
+    for line in log.lines().filter(|l| l.contains("layered")) {
+        eprintln!("{line}");
+    }
+
+    // Read back what OpenSM programmed and the fabric with OpenSM's LIDs.
+    let fabric = ibnetdiscover::parse(&sim.run("ibnetdiscover", &[]), None)
+        .unwrap()
+        .fabric;
+    let switches = fabric.switches().count();
+    let dump_text = std::fs::read_to_string(sm.lfts_dump_path()).expect("opensm-lfts.dump");
+    let dump = lfts::parse(&dump_text, &fabric).unwrap();
+    assert!(dump.warnings.is_empty(), "{:?}", dump.warnings);
+    assert_eq!(dump.switches, switches);
+    // What OpenSM dumped is what the switches hold (ibroute of every switch).
+    let mut routes = String::new();
+    for s in fabric.switches() {
+        routes += &sim.run("ibroute", &[&fabric.node(s).ports[0].lid.to_string()]);
+    }
+    let ibroute = lfts::parse(&routes, &fabric).unwrap();
+    assert!(ibroute.warnings.is_empty(), "{:?}", ibroute.warnings);
+    assert_eq!(
+        ibroute.tables, dump.tables,
+        "opensm-lfts.dump and ibroute differ"
+    );
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let report = analysis::analyze(&fabric, &lids, &dump.tables, &Options::default());
+    assert!(report.is_complete(), "{report}");
+    assert_eq!(report.layers, 4);
+
+    // The same routing computed by the core, with the plugin's defaults.
+    let canon = canonical(&fabric);
+    let graph = RoutingGraph::new(&canon);
+    let config = RoutingConfig {
+        layers: 4,
+        algorithm: Algorithm::Layered(PathLengths::default()),
+        seed: 1,
+    };
+    let layers = layered::route(&graph, &config);
+    let canon_lids = LidTable::from_fabric(&canon).unwrap();
+    let expected = forwarding_tables(&canon, &graph, &layers, &canon_lids);
+    let mut compared = 0;
+    for s in fabric.switches() {
+        let c = canon.node_by_guid(fabric.node(s).guid).unwrap();
+        for (lid, _) in lids.iter() {
+            assert_eq!(
+                dump.tables.port(s, lid),
+                expected.port(c, lid),
+                "switch {} LID {lid}",
+                fabric.node(s).name
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, switches * report.destination_lids);
+    (fabric, report)
+}
+
+#[test]
+fn plugin_routes_slim_fly_with_layered_routing_on_4_layers() {
+    let (_, report) = route_and_compare("slimfly:q=5", ROUTED);
+    assert_eq!(report.destination_lids, 200 * 4 + 50);
+    assert_eq!(report.completeness.entries_checked, 50 * 850);
+    // Layered, not minhop: layer 0 minimal, the other layers almost-minimal (at most 3 hops).
+    for layer in &report.paths {
+        assert_eq!(layer.broken, 0);
+        if layer.layer == 0 {
+            assert_eq!(layer.fraction_minimal, 1.0);
+            assert_eq!(layer.max_hops, 2);
+        } else {
+            assert!(
+                layer.fraction_minimal < 0.5,
+                "layer {}: {layer:?}",
+                layer.layer
+            );
+            assert_eq!(layer.max_hops, 3, "layer {}", layer.layer);
+            assert_eq!(layer.longer, 0, "layer {}", layer.layer);
+        }
+    }
+}
+
+/// Parallel cables between two switches: the plugin spreads LIDs over them as the core does.
+#[test]
+fn plugin_routes_fat_tree_with_parallel_cables() {
+    let (fabric, report) = route_and_compare(
+        "fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=3",
+        "layered: routed 6 switches, 54 LIDs, 4 layers",
+    );
+    assert_eq!(fabric.switches().count(), 6);
+    assert_eq!(report.destination_lids, 12 * 4 + 6);
+}
+
+/// Writes `text` as the plugin's YAML file in the simulator's directory; returns its path.
+fn plugin_config(sim: &Ibsim, name: &str, text: &str) -> String {
+    let path = sim.dir().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// OpenSM fell back to minhop and still brought the subnet up, with a complete routing.
+fn assert_fell_back_to_minhop(sim: &Ibsim, sm: &OpenSm) {
+    let log = sm.log();
+    for line in log
+        .lines()
+        .filter(|l| l.contains("layered") || l.contains("minhop"))
+    {
+        eprintln!("{line}");
+    }
+    assert!(!log.contains(ROUTED), "the plugin claims success:\n{log}");
+    assert!(log.contains(MINHOP_USED), "no fallback to minhop:\n{log}");
+    assert!(log.contains(SUBNET_UP), "subnet not up:\n{log}");
+    let fabric = ibnetdiscover::parse(&sim.run("ibnetdiscover", &[]), None)
+        .unwrap()
+        .fabric;
+    let dump = lfts::parse(
+        &std::fs::read_to_string(sm.lfts_dump_path()).unwrap(),
+        &fabric,
+    )
+    .unwrap();
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let report = analysis::analyze(&fabric, &lids, &dump.tables, &Options::default());
+    assert!(report.is_complete(), "{report}");
+}
+
+#[test]
+fn plugin_options_name_a_yaml_file_missing_means_defaults() {
+    let sim = slim_fly_q5();
+    // A file that does not exist: the defaults.
+    let missing = sim.dir().join("no-such-layered.yaml");
+    let sm = run_with_plugin(&sim, Some(missing.to_str().unwrap()));
+    let log = sm.log();
+    assert!(log.contains(ROUTED), "{log}");
+    assert!(log.contains(LAYERED_USED), "{log}");
+    drop(sm);
+    // A file with settings: 2 layers on LMC 2 (LID offsets 2, 3 reuse layers 0, 1).
+    let path = plugin_config(&sim, "layered.yaml", "layers: 2\nseed: 3\n");
+    let sm = run_with_plugin(&sim, Some(&path));
+    let log = sm.log();
+    assert!(
+        log.contains("layered: routed 50 switches, 850 LIDs, 2 layers"),
+        "{log}"
+    );
+    assert!(log.contains(LAYERED_USED), "{log}");
+}
+
+#[test]
+fn bad_plugin_config_falls_back_to_minhop() {
+    let sim = slim_fly_q5();
+    let path = plugin_config(&sim, "bad.yaml", "layers: [\ncolour: blue\n");
+    let sm = run_with_plugin(&sim, Some(&path));
+    let log = sm.log();
+    assert!(
+        log.contains(&format!("layered: config: {path}: ")),
+        "no config error line:\n{log}"
+    );
+    assert!(
+        log.contains("falling back to the next routing engine"),
+        "{log}"
+    );
+    assert_fell_back_to_minhop(&sim, &sm);
+}
+
+#[test]
+fn panic_in_the_plugin_falls_back_to_minhop_and_opensm_stays_up() {
+    let sim = slim_fly_q5();
+    let path = plugin_config(&sim, "panic.yaml", "debug_panic: true\n");
+    // As a daemon: after the panic it must keep running.
+    let mut sm = run_opensm_with_plugin(&sim, Some(&path), false);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(sm.is_running(), "OpenSM died:\n{}", sm.output());
+    let log = sm.log();
+    assert!(
+        log.contains("layered: build_lid_matrices: internal error (panic: debug_panic is set"),
+        "no panic line:\n{log}"
+    );
+    assert_fell_back_to_minhop(&sim, &sm);
+}
+
+/// A switch-to-switch cable of a net file: (switch id, port), from the first switch that has
+/// one.
+fn switch_cable(net: &str) -> (String, u8) {
+    let quoted = |line: &str| line.split('"').nth(1).unwrap_or_default().to_string();
+    let switches: Vec<String> = net
+        .lines()
+        .filter(|l| l.starts_with("Switch"))
+        .map(quoted)
+        .collect();
+    let mut current = None;
+    for line in net.lines() {
+        if line.starts_with("Switch") {
+            current = Some(quoted(line));
+        } else if line.starts_with("Ca") || line.starts_with("Rt") {
+            current = None;
+        } else if let (Some(id), Some(rest)) = (&current, line.strip_prefix('[')) {
+            let port: u8 = rest.split(']').next().unwrap().parse().unwrap();
+            if switches.contains(&quoted(line)) {
+                return (id.clone(), port);
+            }
+        }
+    }
+    panic!("no switch-to-switch cable in the net file");
+}
+
+/// A cable breaks while OpenSM runs: the next sweep re-routes with the plugin, and the tables
+/// the switches then hold are complete on the remaining cables.
+#[test]
+fn plugin_reroutes_after_a_cable_breaks() {
+    let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
+    let net = ibsim::write_net(&spec.construction().unwrap().build());
+    let mut sim = Ibsim::start(&net);
+    let sm = run_opensm_with_plugin(&sim, None, false);
+    let routed_count = |sm: &OpenSm| sm.log().matches(ROUTED).count();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while routed_count(&sm) == 0 {
+        assert!(std::time::Instant::now() < deadline, "{}", sm.log());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Let the first sweeps settle, then break a cable.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let before = routed_count(&sm);
+    let (switch, port) = switch_cable(&net);
+    sim.console(&format!("Unlink \"{switch}\"[{port}]"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    while routed_count(&sm) <= before {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no re-route after the cable broke:\n{}",
+            sm.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // Let OpenSM program the switches.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let log = sm.log();
+    assert!(!log.contains(MINHOP_USED), "fell back to minhop:\n{log}");
+
+    let fabric = ibnetdiscover::parse(&sim.run("ibnetdiscover", &[]), None)
+        .unwrap()
+        .fabric;
+    assert_eq!(fabric.summary().switch_links, 50 * 7 / 2 - 1);
+    let mut routes = String::new();
+    for s in fabric.switches() {
+        routes += &sim.run("ibroute", &[&fabric.node(s).ports[0].lid.to_string()]);
+    }
+    let ibroute = lfts::parse(&routes, &fabric).unwrap();
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let report = analysis::analyze(&fabric, &lids, &ibroute.tables, &Options::default());
+    assert!(report.is_complete(), "{report}");
+    assert_eq!(report.layers, 4);
+}
