@@ -86,7 +86,10 @@ fn run_opensm_with_plugin(sim: &Ibsim, plugin_options: Option<&str>, once: bool)
     let options = OpenSmOptions {
         config: Some(config),
         once,
-        env: vec![("LD_LIBRARY_PATH".into(), plugin_dir().clone().into_os_string())],
+        env: vec![(
+            "LD_LIBRARY_PATH".into(),
+            plugin_dir().clone().into_os_string(),
+        )],
         ..OpenSmOptions::new("layered,minhop", 2)
     };
     OpenSm::start(sim, &options)
