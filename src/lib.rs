@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod collectives;
+pub mod deadlock;
 pub mod gf;
 pub mod io;
 pub mod plan;

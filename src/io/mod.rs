@@ -23,7 +23,9 @@ pub mod lfts;
 #[cfg(test)]
 mod mutate;
 pub mod node_name_map;
+pub mod path_sl;
 mod scan;
+pub mod sl2vl;
 
 pub use diagnostic::{Diagnostic, ParseError, Severity};
 pub use iblinkinfo::LinkInfo;

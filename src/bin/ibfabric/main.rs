@@ -6,6 +6,7 @@
 mod a2a;
 mod analyze;
 mod construction_args;
+mod deadlock_check;
 mod diff;
 mod output;
 mod route;
@@ -37,6 +38,8 @@ enum Command {
     Diff(diff::DiffArgs),
     /// Judge a routing from its forwarding tables (opensm-lfts.dump or ibroute output); exit 1 if incomplete.
     Analyze(analyze::AnalyzeArgs),
+    /// Check a routing for deadlocks from its forwarding, SL and SL-to-VL tables; exit 1 and print the cycle if there is one.
+    DeadlockCheck(deadlock_check::DeadlockCheckArgs),
     /// All-to-all schedules (shift, MLFM, Latin-square fat-tree) and their congestion check.
     A2a(a2a::A2aArgs),
 }
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Route(args) => route::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Analyze(args) => analyze::run(args),
+        Command::DeadlockCheck(args) => deadlock_check::run(args),
         Command::A2a(args) => a2a::run(args),
     };
     match result {

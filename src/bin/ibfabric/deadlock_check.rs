@@ -1,0 +1,155 @@
+//! `ibfabric deadlock-check`: prove a routing deadlock-free, or show a cycle of channel
+//! dependencies, from the tables any subnet manager programmed — forwarding tables, path SLs
+//! and SL-to-VL tables, as OpenSM dumps them or the diagnostic tools read them back.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use ibfabric::deadlock::{SlTable, VerifyOptions, identity_row, verify};
+use ibfabric::io::{lfts, path_sl, sl2vl};
+use ibfabric::routing::LidTable;
+
+use crate::output;
+use crate::source::load_fabric;
+
+#[derive(Args)]
+pub struct DeadlockCheckArgs {
+    /// The fabric: an ibnetdiscover dump of the live fabric (with LIDs), a fabric document, or
+    /// a topology spec (slimfly:q=5; LIDs are then taken from the tables' destination comments).
+    #[arg(long)]
+    fabric: String,
+    /// The forwarding tables: OpenSM's opensm-lfts.dump (`-D 0x43`, in OSM_TMP_DIR) or the
+    /// output of `ibroute <lid>` for every switch, concatenated.
+    #[arg(long, value_name = "FILE")]
+    lfts: PathBuf,
+    /// The SL-to-VL tables: OpenSM's opensm-sl2vl.dump or `smpquery sl2vl <lid> [port]`
+    /// output, concatenated. Tables it does not list (all, without this option) map SL i to
+    /// VL i mod --vls.
+    #[arg(long, value_name = "FILE")]
+    sl2vl: Option<PathBuf>,
+    /// The path SLs: `SLID DLID SL` lines, or `saquery -p` PathRecord output. Routes it does
+    /// not list use --default-sl.
+    #[arg(long, value_name = "FILE")]
+    path_sl: Option<PathBuf>,
+    /// The SL of every route the --path-sl file does not list (of all routes without it).
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=15))]
+    default_sl: u8,
+    /// Data VLs of the SL-to-VL mapping used where no table is given.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=15))]
+    vls: u8,
+    /// Leave the switches' own LIDs out as sources and destinations (check CA traffic only).
+    #[arg(long)]
+    no_switch_lids: bool,
+    /// Node-name-map applied when reading an ibnetdiscover dump (names in the report).
+    #[arg(long, value_name = "FILE")]
+    node_name_map: Option<PathBuf>,
+    /// At most this many example routes per dependency of a cycle (and failures) are listed.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    max_examples: usize,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Write the report to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// A report for people.
+    Text,
+    /// The verdict as JSON.
+    Json,
+}
+
+fn read(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+}
+
+/// Prints the verdict; exit status 0 when deadlock-free, 1 when a cycle (or a forwarding loop)
+/// is found.
+pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
+    let mut fabric = load_fabric(&args.fabric, args.node_name_map.as_deref())?;
+    let path = args.lfts.display().to_string();
+    let dump =
+        lfts::parse(&read(&args.lfts)?, &fabric).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+    for warning in &dump.warnings {
+        log::warn!("{path}: {warning}");
+    }
+    if dump.switches == 0 {
+        bail!("{path}: no forwarding table of a switch of {}", fabric.name);
+    }
+    let has_lids = fabric
+        .nodes()
+        .iter()
+        .any(|n| n.ports.iter().any(|p| p.lid != 0));
+    if !has_lids {
+        let ports = lfts::apply_destination_lids(&mut fabric, &dump.destinations)
+            .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+        if ports == 0 {
+            bail!(
+                "{}: the fabric has no LIDs and {path} names no port of it; give an \
+                 ibnetdiscover dump of the live fabric",
+                args.fabric
+            );
+        }
+        log::info!("{}: {ports} port LIDs taken from {path}", args.fabric);
+    }
+    let lids = LidTable::from_fabric(&fabric).with_context(|| args.fabric.clone())?;
+
+    let default_row = identity_row(args.vls);
+    let tables = match &args.sl2vl {
+        Some(file) => {
+            let name = file.display().to_string();
+            let d = sl2vl::parse(&read(file)?, &fabric, default_row)
+                .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+            for warning in &d.warnings {
+                log::warn!("{name}: {warning}");
+            }
+            if d.switches == 0 && d.ports == 0 {
+                bail!("{name}: no SL-to-VL table of a port of {}", fabric.name);
+            }
+            log::info!(
+                "{name}: tables of {} switches and {} ports",
+                d.switches,
+                d.ports
+            );
+            d.tables
+        }
+        None => ibfabric::deadlock::Sl2VlTables::new(&fabric, default_row),
+    };
+    let mut sls = SlTable {
+        default: args.default_sl,
+        ..SlTable::default()
+    };
+    if let Some(file) = &args.path_sl {
+        let name = file.display().to_string();
+        let d = path_sl::parse(&read(file)?).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let unknown = d
+            .entries
+            .iter()
+            .filter(|(s, d, _)| lids.owner(*s).is_none() || lids.owner(*d).is_none())
+            .count();
+        if unknown > 0 {
+            log::warn!("{name}: {unknown} routes name LIDs that are not in the fabric");
+        }
+        sls.entries = d.entries.iter().map(|&(s, d, sl)| ((s, d), sl)).collect();
+    }
+    let options = VerifyOptions {
+        switch_lids: !args.no_switch_lids,
+        max_listed: args.max_examples,
+    };
+    let verdict = verify(&fabric, &lids, &dump.tables, &sls, &tables, &options);
+    let rendered = match args.format {
+        Format::Text => format!("{}: {}\n{verdict}", fabric.name, fabric.summary()),
+        Format::Json => serde_json::to_string_pretty(&verdict)? + "\n",
+    };
+    output::emit(args.output.as_deref(), &rendered)?;
+    Ok(if verdict.is_deadlock_free() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,645 @@
+//! The deadlock verifier: it finds a planted deadlock (shortest paths around a ring on one
+//! VL) and names its cycle, its verdict matches a brute-force cycle search over explicitly
+//! enumerated routes on small random fabrics with random SLs and SL-to-VL tables, the DFSSSP
+//! assignment removes the planted deadlock, and VL shortages are reported with both numbers or
+//! handled by routing fewer layers.
+
+use std::collections::{HashMap, HashSet};
+
+use ibfabric::Fabric;
+use ibfabric::deadlock::sl2vl::SLS;
+use ibfabric::deadlock::{
+    ColouringConfig, DeadlockError, DefaultSl, DfssspConfig, PathSl, Scheme, SchemeOutcome,
+    Shortage, Sl2VlTables, SlTable, SlVlRow, VerifyOptions, apply_scheme, assign_vls,
+    colouring_scheme, identity_row, route_deadlock_free, verify,
+};
+use ibfabric::io::{path_sl, sl2vl};
+use ibfabric::routing::graph::RoutingGraph;
+use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig, route};
+use ibfabric::routing::{ForwardingTables, LidTable, assign_lids, forwarding_tables};
+use ibfabric::topology::{Guid, NodeId, NodeKind, NodeSpec, PortRef, TopologySpec};
+
+/// A ring of `n` switches, each with `hosts` hosts; LIDs for `lmc`.
+fn ring(n: usize, hosts: usize, lmc: u8) -> Fabric {
+    let mut f = Fabric::new(format!("ring-{n}"));
+    let sw: Vec<NodeId> = (0..n)
+        .map(|i| {
+            f.add_node(NodeSpec {
+                kind: NodeKind::Switch,
+                name: format!("sw{i}"),
+                description: format!("ring switch {i}"),
+                guid: Guid(0x1000 + i as u64),
+                num_ports: 8,
+                rack: None,
+            })
+            .unwrap()
+        })
+        .collect();
+    for i in 0..n {
+        let a = PortRef {
+            node: sw[i],
+            port: 1,
+        };
+        let b = PortRef {
+            node: sw[(i + 1) % n],
+            port: 2,
+        };
+        f.connect(a, b, None, None).unwrap();
+        for h in 0..hosts {
+            let host = f
+                .add_node(NodeSpec {
+                    kind: NodeKind::Ca,
+                    name: format!("h{i}-{h}"),
+                    description: format!("h{i}-{h} HCA-1"),
+                    guid: Guid(0x10_0000 + (i * 16 + h) as u64 * 16),
+                    num_ports: 1,
+                    rack: None,
+                })
+                .unwrap();
+            f.connect(
+                PortRef {
+                    node: sw[i],
+                    port: 3 + h as u8,
+                },
+                PortRef {
+                    node: host,
+                    port: 1,
+                },
+                None,
+                None,
+            )
+            .unwrap();
+        }
+    }
+    assign_lids(&mut f, lmc).unwrap();
+    f
+}
+
+fn minimal_tables(fabric: &Fabric, lids: &LidTable, layers: usize) -> ForwardingTables {
+    let graph = RoutingGraph::new(fabric);
+    let routed = route(
+        &graph,
+        &RoutingConfig {
+            layers,
+            algorithm: Algorithm::Minimal,
+            seed: 1,
+        },
+    );
+    forwarding_tables(fabric, &graph, &routed, lids)
+}
+
+#[test]
+fn the_planted_ring_deadlock_is_found_and_named() {
+    // Shortest paths on a 5-ring: every switch sends two hops clockwise and two hops
+    // counter-clockwise, so each direction of the ring is a cycle of dependencies on VL 0.
+    let fabric = ring(5, 1, 0);
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let tables = minimal_tables(&fabric, &lids, 1);
+    let sl2vl = Sl2VlTables::uniform(&fabric, identity_row(8));
+    let verdict = verify(
+        &fabric,
+        &lids,
+        &tables,
+        &DefaultSl(0),
+        &sl2vl,
+        &VerifyOptions::default(),
+    );
+    assert!(!verdict.is_deadlock_free(), "{verdict}");
+    let cycle = verdict.cycle.as_ref().unwrap();
+    assert_eq!(cycle.channels.len(), 5, "{verdict}");
+    assert!(cycle.channels.iter().all(|c| c.vl == 0));
+    // The cycle goes around the ring in one direction: every switch once.
+    let mut from: Vec<&str> = cycle
+        .channels
+        .iter()
+        .map(|c| c.link.split('[').next().unwrap())
+        .collect();
+    from.sort_unstable();
+    assert_eq!(from, ["sw0", "sw1", "sw2", "sw3", "sw4"], "{verdict}");
+    for c in &cycle.channels {
+        assert!(c.routes > 0 && !c.examples.is_empty(), "{verdict}");
+    }
+    let text = verdict.to_string();
+    assert!(
+        text.contains("DEADLOCK: a cycle of 5 channel dependencies"),
+        "{text}"
+    );
+    assert!(text.contains("VL 0 ->"), "{text}");
+    // Routes (hosts and switches as sources, every LID as destination).
+    assert_eq!(verdict.sources, 10);
+    assert_eq!(verdict.routes, 10 * 10 - 10);
+
+    // DFSSSP moves routes to a second VL and the verifier agrees it is then deadlock-free.
+    let a = assign_vls(&fabric, &lids, &tables, &DfssspConfig::default()).unwrap();
+    assert_eq!(a.vls_needed, 2);
+    assert!(a.cycles_broken >= 2);
+    let fixed = verify(
+        &fabric,
+        &lids,
+        &tables,
+        &a.path_sls,
+        &a.sl2vl(&fabric),
+        &VerifyOptions::default(),
+    );
+    assert!(fixed.is_deadlock_free(), "{fixed}");
+    assert_eq!(fixed.vls.len(), 8, "spare VLs used for balance: {fixed}");
+
+    // With a single VL there is no remedy: a clear error with both numbers.
+    let err = assign_vls(
+        &fabric,
+        &lids,
+        &tables,
+        &DfssspConfig {
+            vls: 1,
+            ..DfssspConfig::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        DeadlockError::NotEnoughVls {
+            needed: 2,
+            available: 1
+        }
+    );
+    assert!(err.to_string().contains("needs 2 virtual lanes"), "{err}");
+    assert!(err.to_string().contains("only 1 exist"), "{err}");
+
+    // The colouring scheme (paths of 2 hops) is deadlock-free too.
+    let scheme = colouring_scheme(&fabric, &lids, &tables, &ColouringConfig::default()).unwrap();
+    assert_eq!(scheme.colouring.count, 3, "an odd ring needs 3 colours");
+    let coloured = verify(
+        &fabric,
+        &lids,
+        &tables,
+        &scheme.path_sls,
+        &scheme.sl2vl(&fabric),
+        &VerifyOptions::default(),
+    );
+    assert!(coloured.is_deadlock_free(), "{coloured}");
+}
+
+type Channel = (NodeId, u8, u8); // sending node, port, VL
+
+/// Brute force: every (source LID, destination LID) route walked hop by hop, every
+/// dependency collected explicitly, then Kahn's algorithm: a cycle exists iff some channel is
+/// never freed of incoming dependencies.
+fn brute_force_cyclic(
+    fabric: &Fabric,
+    lids: &LidTable,
+    tables: &ForwardingTables,
+    sls: &dyn PathSl,
+    sl2vl: &Sl2VlTables,
+) -> bool {
+    let edges = brute_force_dependencies(fabric, lids, tables, sls, sl2vl);
+    let mut indegree: HashMap<Channel, usize> = HashMap::new();
+    let mut out: HashMap<Channel, Vec<Channel>> = HashMap::new();
+    for &(a, b) in &edges {
+        indegree.entry(a).or_insert(0);
+        *indegree.entry(b).or_insert(0) += 1;
+        out.entry(a).or_default().push(b);
+    }
+    let mut ready: Vec<Channel> = indegree
+        .iter()
+        .filter(|(_, d)| **d == 0)
+        .map(|(c, _)| *c)
+        .collect();
+    let mut removed = 0;
+    while let Some(c) = ready.pop() {
+        removed += 1;
+        for &d in out.get(&c).map(Vec::as_slice).unwrap_or(&[]) {
+            let e = indegree.get_mut(&d).unwrap();
+            *e -= 1;
+            if *e == 0 {
+                ready.push(d);
+            }
+        }
+    }
+    removed < indegree.len()
+}
+
+/// Every channel dependency of every route, enumerated explicitly.
+fn brute_force_dependencies(
+    fabric: &Fabric,
+    lids: &LidTable,
+    tables: &ForwardingTables,
+    sls: &dyn PathSl,
+    sl2vl: &Sl2VlTables,
+) -> HashSet<(Channel, Channel)> {
+    let mut edges: HashSet<(Channel, Channel)> = HashSet::new();
+    let owners: Vec<(u16, PortRef)> = lids
+        .iter()
+        .map(|(lid, o)| {
+            (
+                lid,
+                PortRef {
+                    node: o.node,
+                    port: o.port,
+                },
+            )
+        })
+        .collect();
+    for &(slid, src) in &owners {
+        for &(dlid, dst) in &owners {
+            if src == dst {
+                continue;
+            }
+            let sl = sls.sl(slid, dlid);
+            // Where the packet is, and the channel it holds.
+            let (mut at, mut in_port, mut held): (NodeId, u8, Option<Channel>) =
+                if fabric.node(src.node).is_switch() {
+                    (src.node, 0, None)
+                } else {
+                    let Some(peer) = fabric.peer(src) else {
+                        continue;
+                    };
+                    let vl = sl2vl.port_vl(src, sl);
+                    if vl == 15 {
+                        continue;
+                    }
+                    (peer.node, peer.port, Some((src.node, src.port, vl)))
+                };
+            for _ in 0..64 {
+                if !fabric.node(at).is_switch() {
+                    break;
+                }
+                let Some(port) = tables.port(at, dlid) else {
+                    break;
+                };
+                if port == 0 {
+                    break;
+                }
+                let vl = sl2vl.switch_vl(at, in_port, port, sl);
+                if vl == 15 {
+                    break;
+                }
+                let ch = (at, port, vl);
+                if let Some(h) = held {
+                    edges.insert((h, ch));
+                }
+                held = Some(ch);
+                let Some(peer) = fabric.peer(PortRef { node: at, port }) else {
+                    break;
+                };
+                at = peer.node;
+                in_port = peer.port;
+            }
+        }
+    }
+    edges
+}
+
+/// A small deterministic generator for the random cases.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, bound: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % bound
+    }
+}
+
+fn random_row(rng: &mut Lcg, vls: u64) -> SlVlRow {
+    std::array::from_fn(|_| rng.next(vls) as u8)
+}
+
+#[test]
+fn the_verdict_matches_a_brute_force_search_on_small_random_fabrics() {
+    let mut rng = Lcg(42);
+    let (mut cyclic, mut acyclic) = (0, 0);
+    for case in 0..60 {
+        let switches = 6 + 2 * rng.next(3);
+        let degree = 3 + rng.next(2);
+        let hosts = 1 + rng.next(2);
+        let spec = format!("random:switches={switches},degree={degree},hosts={hosts},seed={case}");
+        let mut fabric = spec
+            .parse::<TopologySpec>()
+            .unwrap()
+            .construction()
+            .unwrap()
+            .build();
+        let lmc = rng.next(2) as u8;
+        assign_lids(&mut fabric, lmc).unwrap();
+        let lids = LidTable::from_fabric(&fabric).unwrap();
+        let graph = RoutingGraph::new(&fabric);
+        let algorithm = match rng.next(3) {
+            0 => Algorithm::Minimal,
+            1 => Algorithm::Layered(PathLengths::default()),
+            _ => Algorithm::Rues {
+                keep_per_mille: 600,
+            },
+        };
+        let routed = route(
+            &graph,
+            &RoutingConfig {
+                layers: 1 << lmc,
+                algorithm,
+                seed: case,
+            },
+        );
+        let tables = forwarding_tables(&fabric, &graph, &routed, &lids);
+        // Random SLs per route and random SL-to-VL tables over few VLs.
+        let vls = 1 + rng.next(3);
+        let mut sls = SlTable {
+            default: 0,
+            ..SlTable::default()
+        };
+        let all: Vec<u16> = lids.iter().map(|(l, _)| l).collect();
+        for &s in &all {
+            for &d in &all {
+                sls.entries.insert((s, d), rng.next(3) as u8);
+            }
+        }
+        let mut sl2vl = Sl2VlTables::new(&fabric, identity_row(vls as u8));
+        for id in fabric.switches().collect::<Vec<_>>() {
+            let ports = fabric.node(id).num_ports();
+            let t = sl2vl.switch_mut(id, ports);
+            for i in 0..=ports {
+                for o in 0..=ports {
+                    t.set(i, o, random_row(&mut rng, vls));
+                }
+            }
+        }
+        for h in fabric.hosts().collect::<Vec<_>>() {
+            sl2vl.set_port(PortRef { node: h, port: 1 }, random_row(&mut rng, vls));
+        }
+        let expected = brute_force_cyclic(&fabric, &lids, &tables, &sls, &sl2vl);
+        let verdict = verify(
+            &fabric,
+            &lids,
+            &tables,
+            &sls,
+            &sl2vl,
+            &VerifyOptions::default(),
+        );
+        assert_eq!(
+            !verdict.is_deadlock_free(),
+            expected,
+            "case {case} {spec}: brute force says cyclic = {expected}, verifier:\n{verdict}"
+        );
+        if let Some(cycle) = &verdict.cycle {
+            // Every dependency of the reported cycle is one that some route really has.
+            let deps = brute_force_dependencies(&fabric, &lids, &tables, &sls, &sl2vl);
+            let name = |c: &Channel| {
+                let from = PortRef {
+                    node: c.0,
+                    port: c.1,
+                };
+                let to = fabric.peer(from).unwrap();
+                (
+                    format!("{} -> {}", fabric.port_name(from), fabric.port_name(to)),
+                    c.2,
+                )
+            };
+            let named: HashSet<_> = deps.iter().map(|(a, b)| (name(a), name(b))).collect();
+            let k = cycle.channels.len();
+            for i in 0..k {
+                let (a, b) = (&cycle.channels[i], &cycle.channels[(i + 1) % k]);
+                assert!(
+                    named.contains(&((a.link.clone(), a.vl), (b.link.clone(), b.vl))),
+                    "case {case}: {} VL {} -> {} VL {} is no dependency",
+                    a.link,
+                    a.vl,
+                    b.link,
+                    b.vl
+                );
+                assert!(
+                    a.routes > 0,
+                    "case {case}: the routes of each dependency are named"
+                );
+            }
+        }
+        if expected {
+            cyclic += 1;
+        } else {
+            acyclic += 1;
+        }
+        // One SL for every route: the switch-grouped fast path must agree with brute force.
+        let one = DefaultSl(rng.next(3) as u8);
+        let expected = brute_force_cyclic(&fabric, &lids, &tables, &one, &sl2vl);
+        let verdict = verify(
+            &fabric,
+            &lids,
+            &tables,
+            &one,
+            &sl2vl,
+            &VerifyOptions::default(),
+        );
+        assert_eq!(
+            !verdict.is_deadlock_free(),
+            expected,
+            "case {case} (one SL)"
+        );
+        // And the DFSSSP assignment's tables are deadlock-free by both judges.
+        if let Ok(a) = assign_vls(&fabric, &lids, &tables, &DfssspConfig::default()) {
+            let t = a.sl2vl(&fabric);
+            assert!(!brute_force_cyclic(
+                &fabric,
+                &lids,
+                &tables,
+                &a.path_sls,
+                &t
+            ));
+            let v = verify(
+                &fabric,
+                &lids,
+                &tables,
+                &a.path_sls,
+                &t,
+                &VerifyOptions::default(),
+            );
+            assert!(v.is_deadlock_free(), "case {case} DFSSSP: {v}");
+        }
+    }
+    assert!(
+        cyclic >= 5 && acyclic >= 5,
+        "both verdicts occur: {cyclic} cyclic, {acyclic} acyclic"
+    );
+}
+
+#[test]
+fn routes_mapped_to_vl15_are_reported_as_dropped() {
+    let fabric = ring(4, 1, 0);
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let tables = minimal_tables(&fabric, &lids, 1);
+    let mut row = identity_row(8);
+    row[3] = 15;
+    let sl2vl = Sl2VlTables::uniform(&fabric, row);
+    let v = verify(
+        &fabric,
+        &lids,
+        &tables,
+        &DefaultSl(3),
+        &sl2vl,
+        &VerifyOptions::default(),
+    );
+    assert!(v.dropped.count > 0, "{v}");
+    assert!(v.to_string().contains("VL 15"), "{v}");
+}
+
+#[test]
+fn dumped_and_read_back_tables_give_the_same_verdict() {
+    // q = 5 with 2 layers: DFSSSP's SLs written as a path-SL file and its SL2VL tables in
+    // OpenSM's dump format, read back: the verifier's verdict does not change.
+    let mut fabric = "slimfly:q=5"
+        .parse::<TopologySpec>()
+        .unwrap()
+        .construction()
+        .unwrap()
+        .build();
+    assign_lids(&mut fabric, 1).unwrap();
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let graph = RoutingGraph::new(&fabric);
+    let routed = route(
+        &graph,
+        &RoutingConfig {
+            layers: 2,
+            algorithm: Algorithm::Layered(PathLengths::default()),
+            seed: 3,
+        },
+    );
+    let tables = forwarding_tables(&fabric, &graph, &routed, &lids);
+    let (sls, sl2vl_tables, outcome) = apply_scheme(
+        &fabric,
+        &lids,
+        &tables,
+        &Scheme::Dfsssp(DfssspConfig::default()),
+    )
+    .unwrap();
+    let SchemeOutcome::Dfsssp { vls_needed, .. } = outcome else {
+        panic!("DFSSSP outcome")
+    };
+    assert!(vls_needed >= 2, "non-minimal layer needs a second VL");
+    let direct = verify(
+        &fabric,
+        &lids,
+        &tables,
+        &sls,
+        &sl2vl_tables,
+        &VerifyOptions::default(),
+    );
+    assert!(direct.is_deadlock_free(), "{direct}");
+
+    let all: Vec<u16> = lids.iter().map(|(l, _)| l).collect();
+    let mut entries = Vec::new();
+    for &s in &all {
+        for &d in &all {
+            entries.push((s, d, sls.sl(s, d)));
+        }
+    }
+    let sl_file = path_sl::write(&entries);
+    let read: SlTable = SlTable {
+        default: 0,
+        entries: path_sl::parse(&sl_file)
+            .unwrap()
+            .entries
+            .into_iter()
+            .map(|(s, d, sl)| ((s, d), sl))
+            .collect(),
+    };
+    let dump = sl2vl::write_opensm(&fabric, &sl2vl_tables);
+    let back = sl2vl::parse(&dump, &fabric, [0; SLS]).unwrap();
+    assert_eq!(back.switches, 50);
+    assert_eq!(back.ports, 200);
+    let reread = verify(
+        &fabric,
+        &lids,
+        &tables,
+        &read,
+        &back.tables,
+        &VerifyOptions::default(),
+    );
+    assert_eq!(
+        reread, direct,
+        "per-LID SLs and dumped tables give the same verdict"
+    );
+
+    // Everything on SL 0 (traffic that ignores the path SLs) deadlocks on these tables.
+    let sl0 = verify(
+        &fabric,
+        &lids,
+        &tables,
+        &DefaultSl(0),
+        &back.tables,
+        &VerifyOptions::default(),
+    );
+    assert!(!sl0.is_deadlock_free(), "{sl0}");
+}
+
+#[test]
+fn fewer_layers_when_vls_run_out_and_never_silently() {
+    let mut fabric = "slimfly:q=5"
+        .parse::<TopologySpec>()
+        .unwrap()
+        .construction()
+        .unwrap()
+        .build();
+    assign_lids(&mut fabric, 2).unwrap();
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let graph = RoutingGraph::new(&fabric);
+    let routing = RoutingConfig {
+        layers: 4,
+        algorithm: Algorithm::Layered(PathLengths::default()),
+        seed: 1,
+    };
+    let scheme = Scheme::Dfsssp(DfssspConfig {
+        vls: 1,
+        ..DfssspConfig::default()
+    });
+    let err =
+        route_deadlock_free(&fabric, &lids, &graph, &routing, &scheme, Shortage::Fail).unwrap_err();
+    let DeadlockError::NotEnoughVls { needed, available } = err else {
+        panic!("{err}")
+    };
+    assert!(needed >= 2 && available == 1);
+    // Fewer layers: even one (minimal) layer needs 2 VLs on the Slim Fly, so after logging
+    // each reduction the error comes back.
+    let err = route_deadlock_free(
+        &fabric,
+        &lids,
+        &graph,
+        &routing,
+        &scheme,
+        Shortage::FewerLayers,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, DeadlockError::NotEnoughVls { available: 1, .. }),
+        "{err}"
+    );
+    // With 2 VLs the layers are reduced until they fit, and the reductions are reported.
+    let scheme = Scheme::Dfsssp(DfssspConfig {
+        vls: 2,
+        ..DfssspConfig::default()
+    });
+    let done = route_deadlock_free(
+        &fabric,
+        &lids,
+        &graph,
+        &routing,
+        &scheme,
+        Shortage::FewerLayers,
+    )
+    .unwrap();
+    assert_eq!(done.requested_layers, 4);
+    let halvings = 2 - done.layers.trailing_zeros() as usize;
+    assert_eq!(done.reductions.len(), halvings, "{:?}", done.reductions);
+    if halvings > 0 {
+        assert!(
+            done.reductions[0].contains("only 2 exist"),
+            "{:?}",
+            done.reductions
+        );
+    }
+    let v = verify(
+        &fabric,
+        &lids,
+        &done.tables,
+        &done.path_sls,
+        &done.sl2vl,
+        &VerifyOptions::default(),
+    );
+    assert!(v.is_deadlock_free(), "{v}");
+}
