@@ -1,8 +1,8 @@
 //! The deadlock verifier: it finds a planted deadlock (shortest paths around a ring on one
 //! VL) and names its cycle, its verdict matches a brute-force cycle search over explicitly
 //! enumerated routes on small random fabrics with random SLs and SL-to-VL tables, the DFSSSP
-//! assignment removes the planted deadlock, and VL shortages are reported with both numbers or
-//! handled by routing fewer layers.
+//! assignment removes the planted deadlock, VL shortages are reported with both numbers or
+//! handled by routing fewer layers, and `ibfabric deadlock-check` exits 0, 1 or 2.
 
 use std::collections::{HashMap, HashSet};
 
@@ -642,4 +642,92 @@ fn fewer_layers_when_vls_run_out_and_never_silently() {
         &VerifyOptions::default(),
     );
     assert!(v.is_deadlock_free(), "{v}");
+}
+
+/// `ibfabric deadlock-check` on files: exit status, stdout, stderr.
+fn deadlock_check(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ibfabric"))
+        .arg("deadlock-check")
+        .args(args)
+        .output()
+        .expect("run ibfabric");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn deadlock_check_exits_0_1_and_2() {
+    // Minimal routing of a Slim Fly q = 5 written as ibroute output; the fabric is the spec
+    // (LIDs come from the tables' destination comments).
+    let mut fabric = "slimfly:q=5"
+        .parse::<TopologySpec>()
+        .unwrap()
+        .construction()
+        .unwrap()
+        .build();
+    assign_lids(&mut fabric, 0).unwrap();
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let tables = minimal_tables(&fabric, &lids, 1);
+    let dir = tempfile::tempdir().unwrap();
+    let lft = dir.path().join("lfts.txt");
+    std::fs::write(
+        &lft,
+        ibfabric::io::lfts::write_ibroute(&fabric, &lids, &tables),
+    )
+    .unwrap();
+    let lft_arg = lft.to_str().unwrap();
+
+    // Everything on SL 0 and one VL: the cycle is printed, exit 1.
+    let (code, out, err) = deadlock_check(&["--fabric", "slimfly:q=5", "--lfts", lft_arg]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("DEADLOCK: a cycle of"), "{out}");
+    assert!(out.contains("routes, e.g."), "{out}");
+
+    // DFSSSP's SLs and SL-to-VL tables as files: deadlock-free, exit 0.
+    let a = assign_vls(&fabric, &lids, &tables, &DfssspConfig::default()).unwrap();
+    let all: Vec<u16> = lids.iter().map(|(l, _)| l).collect();
+    let entries: Vec<(u16, u16, u8)> = all
+        .iter()
+        .flat_map(|&s| all.iter().map(move |&d| (s, d)))
+        .map(|(s, d)| (s, d, a.path_sls.sl(s, d)))
+        .collect();
+    let sl_file = dir.path().join("path-sl.txt");
+    std::fs::write(&sl_file, path_sl::write(&entries)).unwrap();
+    let sl2vl_file = dir.path().join("opensm-sl2vl.dump");
+    std::fs::write(&sl2vl_file, sl2vl::write_opensm(&fabric, &a.sl2vl(&fabric))).unwrap();
+    let (code, out, err) = deadlock_check(&[
+        "--fabric",
+        "slimfly:q=5",
+        "--lfts",
+        lft_arg,
+        "--sl2vl",
+        sl2vl_file.to_str().unwrap(),
+        "--path-sl",
+        sl_file.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let verdict: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(verdict["cycle"].is_null());
+    assert_eq!(verdict["routes"], 250 * 250 - 250);
+
+    // Bad input: exit 2 with the file and line.
+    let bad = dir.path().join("bad.dump");
+    std::fs::write(&bad, "Switch 0x1, base LID 1\n0 1 : 0 1 2\n").unwrap();
+    let (code, _, err) = deadlock_check(&[
+        "--fabric",
+        "slimfly:q=5",
+        "--lfts",
+        lft_arg,
+        "--sl2vl",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bad.dump: line 2"), "{err}");
+    let (code, _, err) = deadlock_check(&["--fabric", "slimfly:q=5", "--lfts", "/nonexistent"]);
+    assert_eq!(code, 2, "{err}");
 }

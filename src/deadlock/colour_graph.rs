@@ -1,4 +1,4 @@
-//! Proper colourings of the switch graph, for the colouring scheme ([`super::scheme`]).
+//! Proper colourings of the switch graph, for the colouring scheme ([`super::colouring`]).
 //!
 //! [`colour`] runs DSatur (Brélaz 1979) and then tries to remove one colour at a time with a
 //! tabu search over conflicting colourings (TabuCol: Hertz and de Werra 1987, with the tenure

@@ -186,18 +186,27 @@ impl Sl2VlTables {
         self.ports.get(&port)
     }
 
+    /// The table of (`in_port`, `out_port`) of `switch` — the default row where none is set
+    /// (what a subnet manager programs for that port pair).
+    pub fn switch_row(&self, switch: NodeId, in_port: u8, out_port: u8) -> &SlVlRow {
+        self.switch(switch)
+            .and_then(|t| t.get(in_port, out_port))
+            .unwrap_or(&self.default)
+    }
+
+    /// The table of a CA or router port — the default row where none is set.
+    pub fn port_row(&self, port: PortRef) -> &SlVlRow {
+        self.port(port).unwrap_or(&self.default)
+    }
+
     /// The VL of `sl` from `in_port` to `out_port` of `switch`.
     pub fn switch_vl(&self, switch: NodeId, in_port: u8, out_port: u8, sl: u8) -> u8 {
-        let row = self
-            .switch(switch)
-            .and_then(|t| t.get(in_port, out_port))
-            .unwrap_or(&self.default);
-        row[usize::from(sl) & (SLS - 1)]
+        self.switch_row(switch, in_port, out_port)[usize::from(sl) & (SLS - 1)]
     }
 
     /// The VL of `sl` leaving a CA or router port.
     pub fn port_vl(&self, port: PortRef, sl: u8) -> u8 {
-        self.port(port).unwrap_or(&self.default)[usize::from(sl) & (SLS - 1)]
+        self.port_row(port)[usize::from(sl) & (SLS - 1)]
     }
 
     /// Switches with tables and CA/router ports with a table.

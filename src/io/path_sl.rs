@@ -3,7 +3,7 @@
 //! # Formats read
 //!
 //! * One route per line, `SLID DLID SL` (decimal or `0x` hex, spaces or tabs), with `#`
-//!   comments — what [`write`] produces:
+//!   comments — what [`write()`] produces:
 //!
 //!   ```text
 //!   # slid dlid sl
