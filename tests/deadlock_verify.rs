@@ -588,8 +588,15 @@ fn fewer_layers_when_vls_run_out_and_never_silently() {
         vls: 1,
         ..DfssspConfig::default()
     });
-    let err =
-        route_deadlock_free(&fabric, &lids, &graph, &routing, &scheme, Shortage::Fail).unwrap_err();
+    let err = route_deadlock_free(
+        &fabric,
+        &lids,
+        &graph,
+        &routing,
+        std::slice::from_ref(&scheme),
+        Shortage::Fail,
+    )
+    .unwrap_err();
     let DeadlockError::NotEnoughVls { needed, available } = err else {
         panic!("{err}")
     };
@@ -601,7 +608,7 @@ fn fewer_layers_when_vls_run_out_and_never_silently() {
         &lids,
         &graph,
         &routing,
-        &scheme,
+        std::slice::from_ref(&scheme),
         Shortage::FewerLayers,
     )
     .unwrap_err();
@@ -619,7 +626,7 @@ fn fewer_layers_when_vls_run_out_and_never_silently() {
         &lids,
         &graph,
         &routing,
-        &scheme,
+        std::slice::from_ref(&scheme),
         Shortage::FewerLayers,
     )
     .unwrap();

@@ -6,137 +6,26 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::OnceLock;
-
-use common::{Ibsim, OpenSm, OpenSmOptions, SUBNET_UP};
+use common::plugin::{LAYERED_USED, MINHOP_USED, canonical, plugin_config, run_opensm_with_plugin};
+use common::{Ibsim, OpenSm, SUBNET_UP};
 use ibfabric::Fabric;
 use ibfabric::analysis::{self, Options};
 use ibfabric::io::{ibnetdiscover, ibsim, lfts};
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::{self, Algorithm, PathLengths, RoutingConfig};
 use ibfabric::routing::{LidTable, forwarding_tables};
-use ibfabric::topology::{NodeKind, NodeSpec, PortRef, TopologySpec};
+use ibfabric::topology::TopologySpec;
 
 /// The plugin's success line (its own log, not OpenSM's).
 const ROUTED: &str = "layered: routed 50 switches, 850 LIDs, 4 layers";
-/// OpenSM's line when our engine's tables are in use.
-const LAYERED_USED: &str = "layered tables configured on all switches";
-/// OpenSM's line when it fell back to minhop.
-const MINHOP_USED: &str = "minhop tables configured on all switches";
-
-/// Builds the plugin (with the cargo, target dir and profile this test runs under) and
-/// returns a directory holding only `libosmlayered.so`, for `LD_LIBRARY_PATH`.
-fn plugin_dir() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        // target/<profile>/deps/plugin_routing-HASH
-        let exe = std::env::current_exe().expect("test executable");
-        let profile_dir = exe
-            .parent()
-            .and_then(|d| d.parent())
-            .expect("target/<profile>");
-        let profile = profile_dir
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_string();
-        let target_dir = profile_dir.parent().expect("target dir");
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "--quiet", "-p", "opensm-layered"])
-            .env("CARGO_TARGET_DIR", target_dir)
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        match profile.as_str() {
-            "debug" => {}
-            "release" => {
-                cmd.arg("--release");
-            }
-            other => {
-                cmd.args(["--profile", other]);
-            }
-        }
-        let status = cmd.status().expect("run cargo build");
-        assert!(status.success(), "cargo build -p opensm-layered failed");
-        let dir = profile_dir.join("osmlayered-plugin");
-        std::fs::create_dir_all(&dir).unwrap();
-        // Copy to a new name and rename: a running OpenSM of another test keeps its mapping.
-        let tmp = dir.join(format!("libosmlayered.so.{}", std::process::id()));
-        std::fs::copy(profile_dir.join("libosmlayered.so"), &tmp).expect("libosmlayered.so built");
-        std::fs::rename(&tmp, dir.join("libosmlayered.so")).unwrap();
-        dir
-    })
-}
-
 /// Runs OpenSM once with the plugin on `sim`; `options` is the `event_plugin_options` line.
 fn run_with_plugin(sim: &Ibsim, plugin_options: Option<&str>) -> OpenSm {
     run_opensm_with_plugin(sim, plugin_options, true)
 }
 
-/// Runs OpenSM with the plugin on `sim`, once (`-o`) or as a daemon.
-fn run_opensm_with_plugin(sim: &Ibsim, plugin_options: Option<&str>, once: bool) -> OpenSm {
-    let mut config = String::from(
-        "event_plugin_name osmlayered\nrouting_engine layered,minhop\nlmc 2\n\
-         force_log_flush TRUE\n",
-    );
-    if let Some(options) = plugin_options {
-        config += &format!("event_plugin_options {options}\n");
-    }
-    let options = OpenSmOptions {
-        config: Some(config),
-        once,
-        env: vec![(
-            "LD_LIBRARY_PATH".into(),
-            plugin_dir().clone().into_os_string(),
-        )],
-        ..OpenSmOptions::new("layered,minhop", 2)
-    };
-    OpenSm::start(sim, &options)
-}
-
 fn slim_fly_q5() -> Ibsim {
     let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
     Ibsim::start(&ibsim::write_net(&spec.construction().unwrap().build()))
-}
-
-/// `fabric` rebuilt the way the plugin snapshots OpenSM's subnet: switches in ascending node
-/// GUID, then the other nodes in ascending node GUID (routing depends on the switch order).
-fn canonical(fabric: &Fabric) -> Fabric {
-    let mut order: Vec<usize> = (0..fabric.nodes().len()).collect();
-    order.sort_by_key(|&i| {
-        let n = &fabric.nodes()[i];
-        (n.kind != NodeKind::Switch, n.guid)
-    });
-    let mut out = Fabric::new("canonical");
-    let mut new_id = vec![None; order.len()];
-    for &i in &order {
-        let n = &fabric.nodes()[i];
-        let id = out
-            .add_node(NodeSpec {
-                kind: n.kind,
-                name: n.name.clone(),
-                description: n.description.clone(),
-                guid: n.guid,
-                num_ports: n.num_ports(),
-                rack: None,
-            })
-            .unwrap();
-        out.node_mut(id).ports.clone_from(&n.ports);
-        for p in &mut out.node_mut(id).ports {
-            p.link = None;
-        }
-        new_id[i] = Some(id);
-    }
-    for link in fabric.links() {
-        let map = |end: PortRef| PortRef {
-            node: new_id[end.node.index()].unwrap(),
-            port: end.port,
-        };
-        out.connect(map(link.a), map(link.b), link.width, link.speed)
-            .unwrap();
-    }
-    out
 }
 
 /// Routes `spec` in ibsim with the plugin (LMC 2, defaults) and checks the read-back: OpenSM
@@ -246,13 +135,6 @@ fn plugin_routes_fat_tree_with_parallel_cables() {
     );
     assert_eq!(fabric.switches().count(), 6);
     assert_eq!(report.destination_lids, 12 * 4 + 6);
-}
-
-/// Writes `text` as the plugin's YAML file in the simulator's directory; returns its path.
-fn plugin_config(sim: &Ibsim, name: &str, text: &str) -> String {
-    let path = sim.dir().join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
 }
 
 /// OpenSM fell back to minhop and still brought the subnet up, with a complete routing.

@@ -14,8 +14,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use ibfabric::io::{LinkInfo, NodeNameMap, iblinkinfo, ibnetdiscover};
-use ibfabric::plan::document::PlanDocument;
-use ibfabric::plan::{Plan, csv};
+use ibfabric::plan::{self, Plan};
 use ibfabric::verify::{self, Observation, report::Report};
 
 use crate::output;
@@ -145,25 +144,10 @@ fn read(path: &Path) -> anyhow::Result<String> {
 /// A plan from its YAML/JSON document or a CSV cable list.
 fn read_plan(path: &Path) -> anyhow::Result<Plan> {
     let text = read(path)?;
-    let extension = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let is_csv = match extension.as_deref() {
-        Some("csv") => true,
-        Some("yaml" | "yml" | "json") => false,
-        _ => text
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .is_some_and(|l| l.contains(',') && l.to_ascii_lowercase().contains("a_device")),
-    };
-    if is_csv {
-        let name = path
-            .file_stem()
-            .map_or("plan".into(), |s| s.to_string_lossy().into_owned());
-        return csv::read(&text, &name).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()));
-    }
-    let doc: PlanDocument = yaml_serde::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: not a plan document: {e}", path.display()))?;
-    doc.to_plan()
+    let name = path
+        .file_stem()
+        .map_or("plan".into(), |s| s.to_string_lossy().into_owned());
+    let extension = path.extension().map(|e| e.to_string_lossy().into_owned());
+    plan::text::from_text(&text, &name, extension.as_deref())
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }

@@ -87,6 +87,17 @@ pub unsafe fn physp_lmc(physp: *const osm_physp_t) -> u8 {
     mkey_lmc & IB_PORT_LMC_MASK
 }
 
+/// `ib_port_info_get_vl_cap` (iba/ib_types.h:4804): the port's VLCap, the data VLs it
+/// supports, encoded (1: VL0, 2: VL0–1, 3: VL0–3, 4: VL0–7, 5: VL0–14).
+///
+/// # Safety
+/// `physp` must point at a live `osm_physp_t`.
+pub unsafe fn physp_vl_cap(physp: *const osm_physp_t) -> u8 {
+    // SAFETY: `physp` is live (caller).
+    let vl_cap = unsafe { (*physp).port_info.vl_cap };
+    (vl_cap >> 4) & 0x0F
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

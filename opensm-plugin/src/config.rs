@@ -8,7 +8,15 @@
 //! min_extra_hops: 1    # layered: hops beyond the distance a non-minimal path needs
 //! max_hops: 3          # layered: longest path when distance + min_extra_hops is shorter
 //! keep_percent: 60     # rues: links kept per layer
+//! deadlock: auto       # auto (dfsssp, else colouring) | dfsssp | colouring | none
+//! vls: 8               # data VLs to use; default: what every port supports (VLCap)
+//! on_vl_shortage: fewer_layers  # fewer_layers | fail (next routing engine)
+//! cabling_plan: /etc/opensm/plan.yaml  # log every sweep's differences from this plan
 //! ```
+//!
+//! Deadlock avoidance needs `qos TRUE` in opensm.conf: only then does OpenSM program the
+//! SL-to-VL tables the plugin answers (`update_sl2vl`). Without it the plugin routes, answers
+//! no path SLs and says in the log that the routing is not deadlock-free.
 
 use std::path::Path;
 
@@ -32,6 +40,33 @@ pub enum AlgorithmName {
     Rues,
 }
 
+/// How the routing is made deadlock-free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum DeadlockMode {
+    /// The DFSSSP-style assignment; the colouring scheme when that needs more VLs than exist.
+    #[default]
+    Auto,
+    /// DFSSSP-style virtual lanes.
+    Dfsssp,
+    /// The switch-colouring scheme (paths of at most 3 inter-switch hops).
+    #[serde(alias = "coloring")]
+    Colouring,
+    /// No deadlock avoidance: every path on SL 0 (what OpenSM's minhop does).
+    None,
+}
+
+/// What to do when the routing needs more VLs than the fabric has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ShortagePolicy {
+    /// Halve the layers until the routing fits (logged).
+    #[default]
+    FewerLayers,
+    /// Refuse: OpenSM routes with its next engine.
+    Fail,
+}
+
 /// The plugin's settings.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -48,6 +83,14 @@ pub struct Config {
     pub max_hops: u8,
     /// RUES: percentage of links kept per layer.
     pub keep_percent: u32,
+    /// Deadlock avoidance.
+    pub deadlock: DeadlockMode,
+    /// Data VLs to use (1..=15); `None`: as many as every port supports.
+    pub vls: Option<u8>,
+    /// When the VLs do not suffice.
+    pub on_vl_shortage: ShortagePolicy,
+    /// A cabling plan (YAML, JSON or CSV) to compare every discovered fabric with.
+    pub cabling_plan: Option<String>,
     /// Testing aid: panic inside the routing callback (to exercise the fallback).
     pub debug_panic: bool,
 }
@@ -62,6 +105,10 @@ impl Default for Config {
             min_extra_hops: lengths.min_extra_hops,
             max_hops: lengths.max_hops,
             keep_percent: 60,
+            deadlock: DeadlockMode::Auto,
+            vls: None,
+            on_vl_shortage: ShortagePolicy::FewerLayers,
+            cabling_plan: None,
             debug_panic: false,
         }
     }
@@ -138,6 +185,11 @@ impl Config {
         {
             return Err(invalid(format!("layers {layers} is not in 1..=128")));
         }
+        if let Some(vls) = config.vls
+            && !(1..=15).contains(&vls)
+        {
+            return Err(invalid(format!("vls {vls} is not in 1..=15")));
+        }
         if config.keep_percent == 0 || config.keep_percent > 100 {
             return Err(invalid(format!(
                 "keep_percent {} is not in 1..=100",
@@ -199,6 +251,20 @@ mod tests {
         assert_eq!(routing.seed, 7);
         assert_eq!(routing.algorithm, Algorithm::Minimal);
         assert!(!config.debug_panic);
+        assert_eq!(config.deadlock, DeadlockMode::Auto);
+    }
+
+    #[test]
+    fn deadlock_settings_are_read() {
+        let config = Config::parse(
+            "x.yaml",
+            "deadlock: coloring\nvls: 6\non_vl_shortage: fail\ncabling_plan: /p.yaml\n",
+        )
+        .unwrap();
+        assert_eq!(config.deadlock, DeadlockMode::Colouring);
+        assert_eq!(config.vls, Some(6));
+        assert_eq!(config.on_vl_shortage, ShortagePolicy::Fail);
+        assert_eq!(config.cabling_plan.as_deref(), Some("/p.yaml"));
     }
 
     #[test]
@@ -208,6 +274,9 @@ mod tests {
             "colour: blue",
             "layers: 0",
             "algorithm: fastest",
+            "deadlock: sometimes",
+            "vls: 16",
+            "on_vl_shortage: panic",
         ] {
             let err = Config::parse("bad.yaml", text).unwrap_err().to_string();
             assert!(err.starts_with("bad.yaml: "), "{text}: {err}");

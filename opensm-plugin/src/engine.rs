@@ -2,14 +2,22 @@
 //! a [`Fabric`], and from the fabric to every switch's forwarding entries and hop counts.
 //! Nothing here touches C; it is unit-tested without OpenSM.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use ibfabric::Fabric;
+use ibfabric::deadlock::{
+    ColouringConfig, DeadlockError, DfssspConfig, Scheme, SchemeOutcome, Shortage,
+    route_deadlock_free,
+};
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::{self, RoutingConfig};
 use ibfabric::routing::layers::Layers;
 use ibfabric::routing::{ForwardingTables, LidError, LidTable, forwarding_tables};
 use ibfabric::topology::{FabricError, Guid, NodeId, NodeKind, NodeSpec, PortRef};
+
+use crate::config::DeadlockMode;
+use crate::qos::QosAnswers;
 
 /// One node of the subnet as OpenSM knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +41,9 @@ pub struct PortRecord {
     pub lid: u16,
     /// LMC.
     pub lmc: u8,
+    /// VLCap as PortInfo encodes it (1: VL0, 2: VL0–1, 3: VL0–3, 4: VL0–7, 5: VL0–14; 0 if
+    /// unknown); see [`data_vls`].
+    pub vl_cap: u8,
     /// The port at the other end of the cable: (record index, port number).
     pub remote: Option<(usize, u8)>,
 }
@@ -59,6 +70,9 @@ pub enum EngineError {
     /// No switch in the subnet.
     #[error("no switches")]
     NoSwitches,
+    /// The deadlock scheme does not fit.
+    #[error("deadlock avoidance: {0}")]
+    Deadlock(#[from] DeadlockError),
     /// The routing left an entry without a port.
     #[error("no route from switch {switch} to LID {lid} on layer {layer}")]
     Incomplete {
@@ -82,8 +96,7 @@ pub fn build_fabric(
     name: &str,
     records: &[NodeRecord],
 ) -> Result<(Fabric, Vec<usize>), EngineError> {
-    let mut order: Vec<usize> = (0..records.len()).collect();
-    order.sort_by_key(|&i| (records[i].kind != NodeKind::Switch, records[i].guid));
+    let order = canonical_order(records);
     let mut node_of = vec![None; records.len()];
     let mut fabric = Fabric::new(name);
     for &i in &order {
@@ -156,6 +169,36 @@ pub fn build_fabric(
     Ok((fabric, fabric_order))
 }
 
+/// Record indexes in canonical order: switches by node GUID, then the other nodes by node GUID.
+fn canonical_order(records: &[NodeRecord]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_by_key(|&i| (records[i].kind != NodeKind::Switch, records[i].guid));
+    order
+}
+
+/// The records in canonical order with their cable ends renumbered to match: two snapshots of
+/// the same subnet are equal whatever order OpenSM discovered it in (the plugin compares them
+/// to skip routing an unchanged subnet again).
+pub fn canonical_records(records: &[NodeRecord]) -> Vec<NodeRecord> {
+    let order = canonical_order(records);
+    let mut position = vec![usize::MAX; records.len()];
+    for (new, &old) in order.iter().enumerate() {
+        position[old] = new;
+    }
+    order
+        .iter()
+        .map(|&i| {
+            let mut record = records[i].clone();
+            for port in record.ports.iter_mut().flatten() {
+                if let Some((remote, _)) = &mut port.remote {
+                    *remote = position.get(*remote).copied().unwrap_or(usize::MAX);
+                }
+            }
+            record
+        })
+        .collect()
+}
+
 /// One forwarding entry of a switch: destination LID, output port, hops to the destination.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
@@ -167,48 +210,163 @@ pub struct Entry {
     pub hops: u8,
 }
 
-/// A routed fabric: every switch's entries for every LID.
+/// How the engine makes the routing deadlock-free.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadlockSettings {
+    /// The scheme(s) to use.
+    pub mode: DeadlockMode,
+    /// Data VLs available.
+    pub vls: u8,
+    /// What to do when they do not suffice.
+    pub shortage: Shortage,
+}
+
+impl DeadlockSettings {
+    /// The schemes to try, in order.
+    fn schemes(&self) -> Vec<Scheme> {
+        let dfsssp = || {
+            Scheme::Dfsssp(DfssspConfig {
+                vls: self.vls,
+                ..DfssspConfig::default()
+            })
+        };
+        let colouring = || {
+            Scheme::Colouring(ColouringConfig {
+                vls: self.vls,
+                ..ColouringConfig::default()
+            })
+        };
+        match self.mode {
+            DeadlockMode::Auto if self.vls >= 3 => vec![dfsssp(), colouring()],
+            DeadlockMode::Auto | DeadlockMode::Dfsssp => vec![dfsssp()],
+            DeadlockMode::Colouring => vec![colouring()],
+            DeadlockMode::None => Vec::new(),
+        }
+    }
+}
+
+/// The data VLs a port with PortInfo VLCap `vl_cap` supports (0 for an unknown encoding).
+pub fn data_vls(vl_cap: u8) -> u8 {
+    match vl_cap {
+        1 => 1,
+        2 => 2,
+        3 => 4,
+        4 => 8,
+        5 => 15,
+        _ => 0,
+    }
+}
+
+/// The data VLs every cabled port of the snapshot supports (ports that report no VLCap are
+/// left out); `None` when no port reports one.
+pub fn common_vls(records: &[NodeRecord]) -> Option<u8> {
+    records
+        .iter()
+        .flat_map(|r| r.ports.iter().flatten())
+        .filter(|p| p.remote.is_some())
+        .map(|p| data_vls(p.vl_cap))
+        .filter(|&v| v > 0)
+        .min()
+}
+
+/// A routed fabric: every switch's entries for every LID, and the deadlock scheme's answers.
 #[derive(Debug)]
 pub struct Routed {
     /// The fabric's switches (in fabric order) and their entries, ascending by LID.
     pub switches: Vec<(NodeId, Vec<Entry>)>,
     /// Number of destination LIDs.
     pub lids: usize,
-    /// Number of layers.
+    /// Number of layers routed.
     pub layers: usize,
+    /// Number of layers asked for (more than `layers` when VLs ran short).
+    pub requested_layers: usize,
+    /// Why layers were reduced, one sentence each.
+    pub reductions: Vec<String>,
     /// The forwarding tables (what the entries hold), for comparison in tests.
     pub tables: ForwardingTables,
+    /// Path SLs and SL-to-VL tables, when a deadlock scheme was applied.
+    pub qos: Option<Arc<QosAnswers>>,
+    /// One line on the scheme's outcome ("deadlock avoidance off" without one).
+    pub deadlock_summary: String,
     /// Time the routing took.
     pub elapsed: Duration,
 }
 
-/// Routes `fabric` (with its ports' LIDs) and checks that every switch has an entry for
-/// every LID on every layer.
+/// Routes `fabric` (with its ports' LIDs), makes it deadlock-free when `deadlock` asks for a
+/// scheme, and checks that every switch has an entry for every LID on every layer.
 ///
 /// # Errors
-/// LID conflicts, no switches, or an unreachable destination.
-pub fn route(fabric: &Fabric, config: &RoutingConfig) -> Result<Routed, EngineError> {
+/// LID conflicts, no switches, an unreachable destination, or a deadlock scheme that does not
+/// fit (after the shortage policy).
+pub fn route(
+    fabric: Fabric,
+    config: &RoutingConfig,
+    deadlock: &DeadlockSettings,
+) -> Result<Routed, EngineError> {
     let started = std::time::Instant::now();
-    let lids = LidTable::from_fabric(fabric)?;
-    let graph = RoutingGraph::new(fabric);
+    let lids = LidTable::from_fabric(&fabric)?;
+    let graph = RoutingGraph::new(&fabric);
     if graph.is_empty() {
         return Err(EngineError::NoSwitches);
     }
-    let layers = layered::route(&graph, config);
-    let tables = forwarding_tables(fabric, &graph, &layers, &lids);
+    let schemes = deadlock.schemes();
+    let (layers, tables, reductions, qos, deadlock_summary) = if schemes.is_empty() {
+        let layers = layered::route(&graph, config);
+        let tables = forwarding_tables(&fabric, &graph, &layers, &lids);
+        let summary = "deadlock avoidance off: every path on SL 0".to_string();
+        (layers, tables, Vec::new(), None, summary)
+    } else {
+        let done =
+            route_deadlock_free(&fabric, &lids, &graph, config, &schemes, deadlock.shortage)?;
+        let summary = match &done.outcome {
+            SchemeOutcome::Dfsssp { vls_needed, .. } => format!(
+                "deadlock-free by DFSSSP virtual lanes: {vls_needed} of {} VLs needed",
+                deadlock.vls
+            ),
+            SchemeOutcome::Colouring { colours, max_hops } => format!(
+                "deadlock-free by switch colouring: {colours} colours, paths up to {max_hops} \
+                 hops, {} VLs",
+                deadlock.vls
+            ),
+        };
+        (
+            done.routing,
+            done.tables,
+            done.reductions,
+            Some((done.path_sls, done.sl2vl)),
+            summary,
+        )
+    };
+    let switches = entries(&fabric, &graph, &layers, &lids, &tables)?;
+    let lid_count = switches.first().map_or(0, |(_, e)| e.len());
+    let qos = qos.map(|(path_sls, sl2vl)| Arc::new(QosAnswers::new(fabric, lids, path_sls, sl2vl)));
+    Ok(Routed {
+        switches,
+        lids: lid_count,
+        layers: layers.count(),
+        requested_layers: config.layers.max(1),
+        reductions,
+        tables,
+        qos,
+        deadlock_summary,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Every switch's entries (port and hops) for every LID, checked complete.
+fn entries(
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    layers: &Layers,
+    lids: &LidTable,
+    tables: &ForwardingTables,
+) -> Result<Vec<(NodeId, Vec<Entry>)>, EngineError> {
     let mut switches = Vec::with_capacity(graph.len());
-    let mut count = 0;
     for (s, &id) in graph.nodes.iter().enumerate() {
         let mut entries = Vec::new();
         for (lid, owner) in lids.iter() {
-            let (t, layer, extra) = destination(
-                fabric,
-                &graph,
-                &layers,
-                owner.node,
-                owner.port,
-                owner.offset,
-            );
+            let (t, layer, extra) =
+                destination(fabric, graph, layers, owner.node, owner.port, owner.offset);
             let incomplete = || EngineError::Incomplete {
                 switch: fabric.node(id).name.clone(),
                 lid,
@@ -230,18 +388,9 @@ pub fn route(fabric: &Fabric, config: &RoutingConfig) -> Result<Routed, EngineEr
                 hops: hops.saturating_add(extra),
             });
         }
-        if s == 0 {
-            count = entries.len();
-        }
         switches.push((id, entries));
     }
-    Ok(Routed {
-        switches,
-        lids: count,
-        layers: layers.count(),
-        tables,
-        elapsed: started.elapsed(),
-    })
+    Ok(switches)
 }
 
 /// The switch index a LID is delivered by, the layer it is routed on, and the hops beyond
@@ -291,6 +440,7 @@ mod tests {
                         guid: port.guid.0,
                         lid: port.lid,
                         lmc: port.lmc,
+                        vl_cap: 4,
                         remote: fabric
                             .peer(PortRef {
                                 node: id,
@@ -317,6 +467,14 @@ mod tests {
             layers,
             algorithm: Algorithm::Layered(PathLengths::default()),
             seed: 1,
+        }
+    }
+
+    fn no_deadlock_scheme() -> DeadlockSettings {
+        DeadlockSettings {
+            mode: DeadlockMode::None,
+            vls: 8,
+            shortage: Shortage::Fail,
         }
     }
 
@@ -356,7 +514,7 @@ mod tests {
     #[test]
     fn slim_fly_routes_every_lid_on_every_layer() {
         let (fabric, _) = build_fabric("snapshot", &records_of(&slim_fly_q5())).unwrap();
-        let routed = route(&fabric, &config(4)).unwrap();
+        let routed = route(fabric.clone(), &config(4), &no_deadlock_scheme()).unwrap();
         assert_eq!(routed.switches.len(), 50);
         assert_eq!(routed.lids, 200 * 4 + 50);
         assert_eq!(routed.layers, 4);
@@ -379,7 +537,12 @@ mod tests {
     fn same_subnet_routes_the_same_whatever_the_discovery_order() {
         let fabric = slim_fly_q5();
         let mut records = records_of(&fabric);
-        let a = route(&build_fabric("a", &records).unwrap().0, &config(4)).unwrap();
+        let a = route(
+            build_fabric("a", &records).unwrap().0,
+            &config(4),
+            &no_deadlock_scheme(),
+        )
+        .unwrap();
         // Rotate the records (fixing up the remote indexes).
         let n = records.len();
         records.rotate_left(7);
@@ -390,7 +553,17 @@ mod tests {
                 }
             }
         }
-        let b = route(&build_fabric("b", &records).unwrap().0, &config(4)).unwrap();
+        assert_eq!(
+            canonical_records(&records),
+            canonical_records(&records_of(&fabric)),
+            "the same subnet in another order has the same canonical records"
+        );
+        let b = route(
+            build_fabric("b", &records).unwrap().0,
+            &config(4),
+            &no_deadlock_scheme(),
+        )
+        .unwrap();
         assert_eq!(a.switches, b.switches);
     }
 
@@ -401,8 +574,79 @@ mod tests {
         fabric.node_mut(host).ports[1].lid = 1; // a switch's LID
         let (fabric, _) = build_fabric("conflict", &records_of(&fabric)).unwrap();
         assert!(matches!(
-            route(&fabric, &config(4)),
+            route(fabric, &config(4), &no_deadlock_scheme()),
             Err(EngineError::Lids(_))
         ));
+    }
+
+    /// Every deadlock mode's answers: the routing with its path SLs and SL-to-VL tables is
+    /// deadlock-free by the independent verifier, and the answers cover every LID pair.
+    #[test]
+    fn deadlock_modes_answer_sls_that_the_verifier_accepts() {
+        use ibfabric::deadlock::{VerifyOptions, verify};
+        let (fabric, _) = build_fabric("snapshot", &records_of(&slim_fly_q5())).unwrap();
+        for mode in [
+            DeadlockMode::Auto,
+            DeadlockMode::Dfsssp,
+            DeadlockMode::Colouring,
+        ] {
+            let settings = DeadlockSettings {
+                mode,
+                vls: 8,
+                shortage: Shortage::Fail,
+            };
+            let routed = route(fabric.clone(), &config(4), &settings).unwrap();
+            assert_eq!(routed.layers, 4, "{mode:?}");
+            let qos = routed.qos.as_ref().expect("answers");
+            let lids = LidTable::from_fabric(&fabric).unwrap();
+            // The verifier reads path SLs through the `PathSl` trait: hand it the answers.
+            struct Answers<'a>(&'a QosAnswers);
+            impl ibfabric::deadlock::PathSl for Answers<'_> {
+                fn sl(&self, slid: u16, dlid: u16) -> u8 {
+                    self.0.path_sl(slid, dlid).expect("known LIDs")
+                }
+            }
+            let verdict = verify(
+                &fabric,
+                &lids,
+                &routed.tables,
+                &Answers(qos),
+                qos.tables(),
+                &VerifyOptions::default(),
+            );
+            assert!(verdict.is_deadlock_free(), "{mode:?}: {verdict:?}");
+            assert!(routed.deadlock_summary.starts_with("deadlock-free"));
+            // Unknown LIDs are left to OpenSM.
+            assert_eq!(qos.path_sl(0, 1), None);
+            assert_eq!(qos.path_sl(1, 60000), None);
+            // Every switch port pair has a row; unknown nodes have none.
+            let s = fabric.switches().next().unwrap();
+            let guid = fabric.node(s).guid.0;
+            assert!(qos.sl2vl(guid, 1, 2).is_some());
+            assert_eq!(qos.sl2vl(0xdead, 1, 2), None);
+        }
+    }
+
+    #[test]
+    fn too_few_vls_fail_or_reduce_layers_by_policy() {
+        let (fabric, _) = build_fabric("snapshot", &records_of(&slim_fly_q5())).unwrap();
+        let fail = DeadlockSettings {
+            mode: DeadlockMode::Dfsssp,
+            vls: 2,
+            shortage: Shortage::Fail,
+        };
+        let err = route(fabric.clone(), &config(4), &fail).unwrap_err();
+        assert!(
+            err.to_string().contains("virtual lanes"),
+            "the error says what is needed: {err}"
+        );
+        let fewer = DeadlockSettings {
+            shortage: Shortage::FewerLayers,
+            ..fail
+        };
+        let routed = route(fabric, &config(4), &fewer).unwrap();
+        assert!(routed.layers < 4);
+        assert_eq!(routed.requested_layers, 4);
+        assert!(!routed.reductions.is_empty());
     }
 }

@@ -3,18 +3,21 @@
 
 use std::ffi::{CStr, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
+use ibfabric::deadlock::Shortage;
 use opensm_sys::{
-    OSM_NO_PATH, OSM_VERSION, external_routing_engine_module_t, osm_epi_event_id_t,
-    osm_event_plugin_t, osm_opensm_t, osm_register_external_routing_engine, osm_routing_engine_t,
-    osm_switch_clear_hops, osm_switch_set_hops, osm_switch_t,
+    OSM_NO_PATH, OSM_VERSION, external_routing_engine_module_t, ib_net16_t, ib_slvl_table_t,
+    osm_epi_event_id_t, osm_event_plugin_t, osm_opensm_t, osm_physp_t,
+    osm_register_external_routing_engine, osm_routing_engine_t, osm_switch_clear_hops,
+    osm_switch_set_hops, osm_switch_t,
 };
 
-use crate::config::Config;
-use crate::engine::Routed;
-use crate::{engine, logger, snapshot};
+use crate::config::{Config, DeadlockMode, ShortagePolicy};
+use crate::engine::{DeadlockSettings, NodeRecord, Routed};
+use crate::qos::{QosAnswers, packed};
+use crate::{cabling, engine, logger, snapshot};
 
 /// The routing engine name for `routing_engine` in opensm.conf.
 pub const ENGINE_NAME: &CStr = c"layered";
@@ -42,18 +45,32 @@ pub static osm_event_plugin: EventPluginTable = EventPluginTable(osm_event_plugi
     report: Some(report),
 });
 
-/// State of one loaded plugin: the daemon, and the routing computed by `build_lid_matrices`
-/// until `ucast_build_fwd_tables` writes it.
+/// State of one loaded plugin: the daemon, the routing computed by `build_lid_matrices` until
+/// `ucast_build_fwd_tables` writes it, the answers of the routing in force, and the last
+/// routing with what it was computed from (an unchanged subnet is not routed again).
 struct Plugin {
     osm: *mut osm_opensm_t,
     pending: Mutex<Option<Pending>>,
+    /// Path SLs and SL-to-VL tables of the tables in force; read by the SA's threads.
+    answers: RwLock<Option<Arc<QosAnswers>>>,
+    last: Mutex<Option<(Inputs, Arc<Routed>)>>,
+}
+
+/// Everything a routing depends on.
+#[derive(PartialEq)]
+struct Inputs {
+    records: Vec<NodeRecord>,
+    config: Config,
+    lmc: u8,
+    deadlock: DeadlockSettings,
 }
 
 /// A computed routing and the switch objects to write it to (in fabric switch order).
 struct Pending {
-    routed: Routed,
+    routed: Arc<Routed>,
     switches: Vec<*mut osm_switch_t>,
     started: Instant,
+    reused: bool,
 }
 
 /// Runs `f`; on panic logs `what` and the panic message and returns `fallback` instead of
@@ -106,6 +123,8 @@ extern "C" fn create(osm: *mut osm_opensm_t) -> *mut c_void {
         let plugin = Box::into_raw(Box::new(Plugin {
             osm,
             pending: Mutex::new(None),
+            answers: RwLock::new(None),
+            last: Mutex::new(None),
         }));
         let module = external_routing_engine_module_t {
             name: ENGINE_NAME.as_ptr(),
@@ -149,6 +168,8 @@ extern "C" fn setup(re: *mut osm_routing_engine_t, _osm: *mut osm_opensm_t) -> c
         let re = unsafe { &mut *re };
         re.build_lid_matrices = Some(build_lid_matrices);
         re.ucast_build_fwd_tables = Some(ucast_build_fwd_tables);
+        re.path_sl = Some(path_sl);
+        re.update_sl2vl = Some(update_sl2vl);
         0
     })
 }
@@ -179,11 +200,12 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
     let osm = plugin.osm;
     // SAFETY: `osm` is the daemon's; `event_plugin_options` is NULL or a C string owned by
     // the options, unchanged while the subnet is routed.
-    let (options, lmc) = unsafe {
-        let options = (*osm).subn.opt.event_plugin_options;
+    let (options, lmc, qos, max_op_vls) = unsafe {
+        let opt = &(*osm).subn.opt;
+        let options = opt.event_plugin_options;
         let options =
             (!options.is_null()).then(|| CStr::from_ptr(options).to_string_lossy().into_owned());
-        (options, (*osm).subn.opt.lmc)
+        (options, opt.lmc, opt.qos != 0, opt.max_op_vls)
     };
     let config = Config::from_options(options.as_deref()).map_err(|e| format!("config: {e}"))?;
     if config.debug_panic {
@@ -194,7 +216,44 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
     let snapshot = unsafe { snapshot::take(osm) };
     let (fabric, order) =
         engine::build_fabric("opensm", &snapshot.records).map_err(|e| e.to_string())?;
-    let routed = engine::route(&fabric, &config.routing(lmc)).map_err(|e| e.to_string())?;
+    if let Some(path) = &config.cabling_plan {
+        match cabling::read_plan(path) {
+            Ok(plan) => {
+                let (clean, lines) = cabling::differences(path, &plan, &fabric);
+                for line in lines {
+                    if clean {
+                        log::info!("{line}");
+                    } else {
+                        log::warn!("{line}");
+                    }
+                }
+            }
+            Err(e) => log::warn!("cabling plan not checked: {e}"),
+        }
+    }
+    let deadlock = deadlock_settings(&config, qos, max_op_vls, &snapshot.records);
+    let inputs = Inputs {
+        records: engine::canonical_records(&snapshot.records),
+        config,
+        lmc,
+        deadlock,
+    };
+    let mut last = plugin.last.lock().unwrap_or_else(|e| e.into_inner());
+    let (routed, reused) = match last.as_ref() {
+        Some((previous, routed)) if *previous == inputs => (Arc::clone(routed), true),
+        _ => {
+            *last = None;
+            let routed = engine::route(
+                fabric.clone(),
+                &inputs.config.routing(lmc),
+                &inputs.deadlock,
+            )
+            .map_err(|e| e.to_string())?;
+            let routed = Arc::new(routed);
+            *last = Some((inputs, Arc::clone(&routed)));
+            (routed, false)
+        }
+    };
     let mut switches = Vec::with_capacity(routed.switches.len());
     for (id, _) in &routed.switches {
         let sw = snapshot.switches[order[id.index()]];
@@ -210,7 +269,55 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
         routed,
         switches,
         started,
+        reused,
     })
+}
+
+/// The deadlock settings for this subnet: the configured mode unless OpenSM will not program
+/// SL-to-VL tables (`qos FALSE`), the VLs every port supports within OpenSM's `max_op_vls`
+/// (or the configured number, if fewer).
+fn deadlock_settings(
+    config: &Config,
+    qos: bool,
+    max_op_vls: u8,
+    records: &[NodeRecord],
+) -> DeadlockSettings {
+    let supported =
+        engine::common_vls(records)
+            .unwrap_or(8)
+            .min(match engine::data_vls(max_op_vls) {
+                0 => 15,
+                v => v,
+            });
+    let vls = match config.vls {
+        Some(wanted) if wanted > supported => {
+            log::warn!(
+                "vls {wanted} configured, but the ports support {supported} data VLs: using \
+                 {supported}"
+            );
+            supported
+        }
+        Some(wanted) => wanted,
+        None => supported,
+    };
+    let mode = if !qos && config.deadlock != DeadlockMode::None {
+        log::warn!(
+            "qos is FALSE in opensm.conf: OpenSM programs no SL-to-VL tables, so the routing \
+             is NOT deadlock-free; set `qos TRUE` (or `deadlock: none` in the plugin's \
+             configuration to accept this)"
+        );
+        DeadlockMode::None
+    } else {
+        config.deadlock
+    };
+    DeadlockSettings {
+        mode,
+        vls,
+        shortage: match config.on_vl_shortage {
+            ShortagePolicy::FewerLayers => Shortage::FewerLayers,
+            ShortagePolicy::Fail => Shortage::Fail,
+        },
+    }
 }
 
 /// Writes the computed routing into every switch's `new_lft` and hop table.
@@ -225,6 +332,7 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
             .take();
         let Some(pending) = pending else {
             log::error!("no routing computed; falling back to the next routing engine");
+            *plugin.answers.write().unwrap_or_else(|e| e.into_inner()) = None;
             return NEXT_ENGINE;
         };
         let mut written = false;
@@ -236,23 +344,41 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
         match result {
             Ok(Ok(())) => {
                 let r = &pending.routed;
-                log::info!(
-                    "routed {} switches, {} LIDs, {} layers in {} ms (core {} ms)",
-                    r.switches.len(),
-                    r.lids,
-                    r.layers,
-                    pending.started.elapsed().as_millis(),
-                    r.elapsed.as_millis()
-                );
+                for why in &r.reductions {
+                    log::warn!("fewer layers: {why}");
+                }
+                if pending.reused {
+                    log::info!(
+                        "subnet unchanged since the last routing: its tables rewritten \
+                         ({} switches, {} LIDs, {} layers) in {} ms",
+                        r.switches.len(),
+                        r.lids,
+                        r.layers,
+                        pending.started.elapsed().as_millis()
+                    );
+                } else {
+                    log::info!(
+                        "routed {} switches, {} LIDs, {} layers in {} ms (core {} ms)",
+                        r.switches.len(),
+                        r.lids,
+                        r.layers,
+                        pending.started.elapsed().as_millis(),
+                        r.elapsed.as_millis()
+                    );
+                }
+                log::info!("{}", r.deadlock_summary);
+                *plugin.answers.write().unwrap_or_else(|e| e.into_inner()) = r.qos.clone();
                 0
             }
             Ok(Err(message)) => {
+                *plugin.answers.write().unwrap_or_else(|e| e.into_inner()) = None;
                 // SAFETY: as above.
                 unsafe { clear(&pending.switches) };
                 log::error!("{message}; tables cleared, falling back to the next routing engine");
                 NEXT_ENGINE
             }
             Err(payload) => {
+                *plugin.answers.write().unwrap_or_else(|e| e.into_inner()) = None;
                 if written {
                     // SAFETY: as above.
                     unsafe { clear(&pending.switches) };
@@ -324,4 +450,58 @@ unsafe fn clear(switches: &[*mut osm_switch_t]) {
             osm_switch_clear_hops(sw);
         }
     }
+}
+
+/// The SL of a path, for the SA's PathRecords and the SM's own SL: the deadlock scheme's answer,
+/// or OpenSM's `hint` for LIDs this routing does not know or when no scheme is in force.
+unsafe extern "C" fn path_sl(
+    context: *mut c_void,
+    hint: u8,
+    slid: ib_net16_t,
+    dlid: ib_net16_t,
+) -> u8 {
+    guard("path_sl", hint, || {
+        // SAFETY: as in `build_lid_matrices`.
+        let plugin = unsafe { &*context.cast::<Plugin>() };
+        let answers = plugin.answers.read().unwrap_or_else(|e| e.into_inner());
+        answers
+            .as_ref()
+            .and_then(|a| a.path_sl(u16::from_be(slid), u16::from_be(dlid)))
+            .unwrap_or(hint)
+    })
+}
+
+/// The SL-to-VL table of `port` (a switch's output port, with `in_port`, or an endport): the
+/// deadlock scheme's row; OpenSM's default row (already in `table`) otherwise.
+unsafe extern "C" fn update_sl2vl(
+    context: *mut c_void,
+    port: *mut osm_physp_t,
+    in_port: u8,
+    _out_port: u8,
+    table: *mut ib_slvl_table_t,
+) {
+    guard("update_sl2vl", (), || {
+        if port.is_null() || table.is_null() {
+            return;
+        }
+        // SAFETY: as in `build_lid_matrices`.
+        let plugin = unsafe { &*context.cast::<Plugin>() };
+        let answers = plugin.answers.read().unwrap_or_else(|e| e.into_inner());
+        let Some(answers) = answers.as_ref() else {
+            return;
+        };
+        // SAFETY: OpenSM passes a live port of a live node (osm_qos.c: qos_extports_setup and
+        // qos_endport_setup, under its lock); `port_num` is the output port for a switch.
+        let (node_guid, port_num) = unsafe {
+            let node = (*port).p_node;
+            if node.is_null() {
+                return;
+            }
+            (u64::from_be((*node).node_info.node_guid), (*port).port_num)
+        };
+        if let Some(row) = answers.sl2vl(node_guid, port_num, in_port) {
+            // SAFETY: `table` is OpenSM's 8-byte table for this port pair (non-null above).
+            unsafe { (*table).raw_vl_by_sl = packed(&row) };
+        }
+    })
 }

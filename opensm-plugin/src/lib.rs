@@ -17,8 +17,10 @@
 //! `lib<name>.so` by name). Every `extern "C"` entry is guarded: an error or a panic is logged,
 //! whatever was written is cleared, and OpenSM is told to try its next engine.
 
+pub mod cabling;
 pub mod config;
 pub mod engine;
+pub mod qos;
 // The C side: the export table, the guarded entry points and the logger. The OpenSM symbols
 // they call (osm_log, osm_switch_set_hops, ...) resolve only inside the opensm executable, so
 // unit-test binaries, which could not link, leave them out. The subnet snapshot only reads

@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use ibfabric::topology::NodeKind;
-use opensm_sys::inline::{node_physp, physp_base_lid, physp_lmc, physp_remote, qmap_items};
+use opensm_sys::inline::{
+    node_physp, physp_base_lid, physp_lmc, physp_remote, physp_vl_cap, qmap_items,
+};
 use opensm_sys::{
     IB_NODE_TYPE_CA, IB_NODE_TYPE_ROUTER, IB_NODE_TYPE_SWITCH, osm_node_t, osm_opensm_t,
     osm_switch_t,
@@ -69,12 +71,19 @@ pub(crate) unsafe fn take(osm: *mut osm_opensm_t) -> Snapshot {
                     .flatten()
             });
             // SAFETY: `physp` is valid (above).
-            let (guid, lid, lmc) =
-                unsafe { ((*physp).port_guid, physp_base_lid(physp), physp_lmc(physp)) };
+            let (guid, lid, lmc, vl_cap) = unsafe {
+                (
+                    (*physp).port_guid,
+                    physp_base_lid(physp),
+                    physp_lmc(physp),
+                    physp_vl_cap(physp),
+                )
+            };
             ports.push(Some(PortRecord {
                 guid: u64::from_be(guid),
                 lid,
                 lmc,
+                vl_cap,
                 remote,
             }));
         }

@@ -13,7 +13,7 @@
 //!   every route from forwarding tables, path SLs and SL-to-VL tables — computed here or read
 //!   back from a fabric — and reports deadlock freedom or a concrete cycle with its routes.
 //!
-//! [`route_deadlock_free`] ties routing and a scheme together, with a policy for when VLs
+//! [`route_deadlock_free`] ties routing and the schemes together, with a policy for when VLs
 //! run out: fail with both numbers, or route with fewer layers until it fits.
 //!
 //! Pure: no IO; the readers of OpenSM's and infiniband-diags' SL2VL output are in
@@ -38,6 +38,7 @@ pub use verify::{Cycle, CycleChannel, RouteExample, Verdict, VerifyOptions, veri
 
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layered::{RoutingConfig, route};
+use crate::routing::layers::Layers;
 use crate::routing::{ForwardingTables, LidTable, forwarding_tables};
 use crate::topology::Fabric;
 
@@ -134,6 +135,8 @@ pub struct DeadlockFree {
     pub requested_layers: usize,
     /// Why layers were reduced, one sentence per reduction.
     pub reductions: Vec<String>,
+    /// Next hops per layer and destination switch (what the tables realise; hop counts).
+    pub routing: Layers,
     /// The forwarding tables.
     pub tables: ForwardingTables,
     /// SL per (source, destination LID).
@@ -182,18 +185,20 @@ pub fn apply_scheme(
     }
 }
 
-/// Routes `fabric` with `routing`, makes it deadlock-free with `scheme`, and on a shortage of
-/// VLs (or too long paths for the colouring scheme) follows `shortage`.
+/// Routes `fabric` with `routing` and makes it deadlock-free with the first of `schemes` that
+/// fits (e.g. DFSSSP, then the colouring scheme); when none fits (VLs run short, or paths are
+/// too long for the colouring scheme) follows `shortage`.
 ///
 /// # Errors
-/// The scheme's error when `shortage` is [`Shortage::Fail`], when even one layer does not fit,
-/// or when fewer layers cannot help (too many colours, bad VL counts).
+/// The last scheme's error when `shortage` is [`Shortage::Fail`], when even one layer does not
+/// fit, or when fewer layers cannot help (too many colours, bad VL counts); `BadVls` when
+/// `schemes` is empty.
 pub fn route_deadlock_free(
     fabric: &Fabric,
     lids: &LidTable,
     graph: &RoutingGraph,
     routing: &RoutingConfig,
-    scheme: &Scheme,
+    schemes: &[Scheme],
     shortage: Shortage,
 ) -> Result<DeadlockFree, DeadlockError> {
     let requested = routing.layers.max(1);
@@ -206,19 +211,29 @@ pub fn route_deadlock_free(
         };
         let routed = route(graph, &config);
         let tables = forwarding_tables(fabric, graph, &routed, lids);
-        match apply_scheme(fabric, lids, &tables, scheme) {
-            Ok((path_sls, sl2vl, outcome)) => {
-                return Ok(DeadlockFree {
-                    layers,
-                    requested_layers: requested,
-                    reductions,
-                    tables,
-                    path_sls,
-                    sl2vl,
-                    outcome,
-                });
+        let mut last = DeadlockError::BadVls {
+            vls: 0,
+            needed: "at least one scheme",
+        };
+        for scheme in schemes {
+            match apply_scheme(fabric, lids, &tables, scheme) {
+                Ok((path_sls, sl2vl, outcome)) => {
+                    return Ok(DeadlockFree {
+                        layers,
+                        requested_layers: requested,
+                        reductions,
+                        routing: routed,
+                        tables,
+                        path_sls,
+                        sl2vl,
+                        outcome,
+                    });
+                }
+                Err(e) => last = e,
             }
-            Err(e @ (DeadlockError::NotEnoughVls { .. } | DeadlockError::PathTooLong { .. }))
+        }
+        match last {
+            e @ (DeadlockError::NotEnoughVls { .. } | DeadlockError::PathTooLong { .. })
                 if shortage == Shortage::FewerLayers && layers > 1 =>
             {
                 let fewer = layers / 2;
@@ -227,7 +242,7 @@ pub fn route_deadlock_free(
                 reductions.push(why);
                 layers = fewer;
             }
-            Err(e) => return Err(e),
+            e => return Err(e),
         }
     }
 }

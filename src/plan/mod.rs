@@ -9,6 +9,7 @@ pub mod build;
 pub mod csv;
 pub mod document;
 mod length;
+pub mod text;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -5,6 +5,8 @@
 //! (so a crashed test cannot leave it behind) and is stopped by PID when the handle drops.
 #![allow(dead_code)]
 
+pub mod plugin;
+
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,108 @@
+//! The cabling check of every sweep: when the configuration names a cabling plan, the
+//! discovered subnet is compared with it (the `cabling verify` core) and the differences go to
+//! OpenSM's log before routing, so an admin sees a miswired or missing cable the moment the
+//! subnet manager does.
+
+use ibfabric::Fabric;
+use ibfabric::plan::{self, Plan};
+use ibfabric::verify::report::Report;
+use ibfabric::verify::{self, Observation};
+
+/// Most actions logged per sweep; the rest are counted.
+const MAX_ACTIONS_LOGGED: usize = 50;
+
+/// Reads the plan at `path` (YAML/JSON document or CSV cable list).
+///
+/// # Errors
+/// The file cannot be read or is not a plan: a message naming the file.
+pub fn read_plan(path: &str) -> Result<Plan, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let file = std::path::Path::new(path);
+    let name = file
+        .file_stem()
+        .map_or("plan".into(), |s| s.to_string_lossy().into_owned());
+    let extension = file.extension().map(|e| e.to_string_lossy().into_owned());
+    plan::text::from_text(&text, &name, extension.as_deref()).map_err(|e| format!("{path}: {e}"))
+}
+
+/// The log lines for `fabric` against `plan`: one summary line, then one line per action a
+/// technician would take (at most [`MAX_ACTIONS_LOGGED`]). The bool says whether the fabric
+/// is exactly as planned.
+pub fn differences(plan_path: &str, plan: &Plan, fabric: &Fabric) -> (bool, Vec<String>) {
+    let observation = Observation {
+        fabric,
+        link_info: None,
+        names: None,
+    };
+    let verification = verify::verify(plan, &observation);
+    let c = verification.counts();
+    let clean = verification.is_clean();
+    let mut lines = vec![format!(
+        "cabling plan {plan_path}: {} of {} cables as planned; {} miswired, {} missing, {} \
+         down, {} not seen, {} unexpected cables, {} plan devices not found, {} unexpected \
+         devices; {} actions",
+        c.ok,
+        verification.findings.len(),
+        c.miswired,
+        c.missing,
+        c.down,
+        c.not_verifiable,
+        c.unexpected,
+        c.unbound_devices,
+        c.unexpected_devices,
+        c.actions
+    )];
+    let report = Report::new(plan, fabric, &verification);
+    for action in verification.actions.iter().take(MAX_ACTIONS_LOGGED) {
+        lines.push(format!("cabling: {}", report.action_text(action)));
+    }
+    if verification.actions.len() > MAX_ACTIONS_LOGGED {
+        lines.push(format!(
+            "cabling: ... and {} more actions (run `cabling verify` for the full list)",
+            verification.actions.len() - MAX_ACTIONS_LOGGED
+        ));
+    }
+    (clean, lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ibfabric::plan::DeviceKind;
+    use ibfabric::plan::build::{PlanOptions, plan_for};
+    use ibfabric::topology::TopologySpec;
+    use ibfabric::verify::wiring::Wiring;
+
+    #[test]
+    fn a_fabric_as_planned_is_clean_and_a_swap_is_named() {
+        let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
+        let plan = plan_for(&spec, &PlanOptions::default()).unwrap();
+        let fabric = plan.to_fabric().unwrap();
+        let (clean, lines) = differences("plan.yaml", &plan, &fabric);
+        assert!(clean, "{lines:?}");
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].contains("cables as planned; 0 miswired"),
+            "{lines:?}"
+        );
+
+        // Swap the switch ends of the first two switch-to-switch cables of the plan.
+        let mut wiring = Wiring::from_plan(&plan);
+        let switch_ends: Vec<_> = plan
+            .cables
+            .iter()
+            .filter(|c| {
+                plan.devices[c.a.device].kind == DeviceKind::Switch
+                    && plan.devices[c.b.device].kind == DeviceKind::Switch
+            })
+            .take(2)
+            .map(|c| c.a)
+            .collect();
+        wiring.swap_ends(switch_ends[0], switch_ends[1]);
+        let miswired = wiring.to_fabric(&plan, 0).unwrap();
+        let (clean, lines) = differences("plan.yaml", &plan, &miswired);
+        assert!(!clean);
+        assert!(lines[0].contains("2 miswired"), "{lines:?}");
+        assert!(lines.len() > 1, "an action is logged: {lines:?}");
+    }
+}

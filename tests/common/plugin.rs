@@ -1,0 +1,138 @@
+//! Running stock OpenSM with the layered plugin against an ibsim fabric: building and placing
+//! `libosmlayered.so`, the opensm.conf that loads it, and the canonical node order the plugin
+//! routes in (so a test can compute the same routing with the core).
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use ibfabric::Fabric;
+use ibfabric::topology::{NodeKind, NodeSpec, PortRef};
+
+use super::{Ibsim, OpenSm, OpenSmOptions};
+
+/// OpenSM's line when our engine's tables are in use.
+pub const LAYERED_USED: &str = "layered tables configured on all switches";
+/// OpenSM's line when it fell back to minhop.
+pub const MINHOP_USED: &str = "minhop tables configured on all switches";
+
+/// Builds the plugin (with the cargo, target dir and profile this test runs under) and
+/// returns a directory holding only `libosmlayered.so`, for `LD_LIBRARY_PATH`.
+pub fn plugin_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        // target/<profile>/deps/plugin_routing-HASH
+        let exe = std::env::current_exe().expect("test executable");
+        let profile_dir = exe
+            .parent()
+            .and_then(|d| d.parent())
+            .expect("target/<profile>");
+        let profile = profile_dir
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        let target_dir = profile_dir.parent().expect("target dir");
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "--quiet", "-p", "opensm-layered"])
+            .env("CARGO_TARGET_DIR", target_dir)
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        match profile.as_str() {
+            "debug" => {}
+            "release" => {
+                cmd.arg("--release");
+            }
+            other => {
+                cmd.args(["--profile", other]);
+            }
+        }
+        let status = cmd.status().expect("run cargo build");
+        assert!(status.success(), "cargo build -p opensm-layered failed");
+        let dir = profile_dir.join("osmlayered-plugin");
+        std::fs::create_dir_all(&dir).unwrap();
+        // Copy to a new name and rename: a running OpenSM of another test keeps its mapping.
+        let tmp = dir.join(format!("libosmlayered.so.{}", std::process::id()));
+        std::fs::copy(profile_dir.join("libosmlayered.so"), &tmp).expect("libosmlayered.so built");
+        std::fs::rename(&tmp, dir.join("libosmlayered.so")).unwrap();
+        dir
+    })
+}
+
+/// Runs OpenSM with the plugin on `sim`, once (`-o`) or as a daemon.
+pub fn run_opensm_with_plugin(sim: &Ibsim, plugin_options: Option<&str>, once: bool) -> OpenSm {
+    run_opensm_with_conf(sim, "", plugin_options, once)
+}
+
+/// As [`run_opensm_with_plugin`], with further opensm.conf lines (e.g. `qos TRUE\n`).
+pub fn run_opensm_with_conf(
+    sim: &Ibsim,
+    conf: &str,
+    plugin_options: Option<&str>,
+    once: bool,
+) -> OpenSm {
+    let mut config = String::from(
+        "event_plugin_name osmlayered\nrouting_engine layered,minhop\nlmc 2\n\
+         force_log_flush TRUE\n",
+    );
+    config += conf;
+    if let Some(options) = plugin_options {
+        config += &format!("event_plugin_options {options}\n");
+    }
+    let options = OpenSmOptions {
+        config: Some(config),
+        once,
+        env: vec![(
+            "LD_LIBRARY_PATH".into(),
+            plugin_dir().clone().into_os_string(),
+        )],
+        ..OpenSmOptions::new("layered,minhop", 2)
+    };
+    OpenSm::start(sim, &options)
+}
+
+/// `fabric` rebuilt the way the plugin snapshots OpenSM's subnet: switches in ascending node
+/// GUID, then the other nodes in ascending node GUID (routing depends on the switch order).
+pub fn canonical(fabric: &Fabric) -> Fabric {
+    let mut order: Vec<usize> = (0..fabric.nodes().len()).collect();
+    order.sort_by_key(|&i| {
+        let n = &fabric.nodes()[i];
+        (n.kind != NodeKind::Switch, n.guid)
+    });
+    let mut out = Fabric::new("canonical");
+    let mut new_id = vec![None; order.len()];
+    for &i in &order {
+        let n = &fabric.nodes()[i];
+        let id = out
+            .add_node(NodeSpec {
+                kind: n.kind,
+                name: n.name.clone(),
+                description: n.description.clone(),
+                guid: n.guid,
+                num_ports: n.num_ports(),
+                rack: None,
+            })
+            .unwrap();
+        out.node_mut(id).ports.clone_from(&n.ports);
+        for p in &mut out.node_mut(id).ports {
+            p.link = None;
+        }
+        new_id[i] = Some(id);
+    }
+    for link in fabric.links() {
+        let map = |end: PortRef| PortRef {
+            node: new_id[end.node.index()].unwrap(),
+            port: end.port,
+        };
+        out.connect(map(link.a), map(link.b), link.width, link.speed)
+            .unwrap();
+    }
+    out
+}
+
+/// Writes `text` as the plugin's YAML file in the simulator's directory; returns its path.
+pub fn plugin_config(sim: &Ibsim, name: &str, text: &str) -> String {
+    let path = sim.dir().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
