@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod plugin;
+pub mod readback;
 
 use std::fs;
 use std::io::Write;
@@ -319,6 +320,23 @@ impl OpenSm {
 }
 
 impl OpenSm {
+    /// Sends `signal` to the opensm process (the child of its `timeout`), e.g. `SIGHUP`, on
+    /// which OpenSM starts a heavy sweep.
+    pub fn signal(&self, signal: libc::c_int) {
+        let timeout_pid = self.child.id();
+        let children =
+            fs::read_to_string(format!("/proc/{timeout_pid}/task/{timeout_pid}/children"))
+                .expect("timeout's children");
+        let pid: libc::pid_t = children
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("opensm runs under timeout");
+        // SAFETY: kill(2) with the PID of our own grandchild; no memory is touched.
+        let status = unsafe { libc::kill(pid, signal) };
+        assert_eq!(status, 0, "kill {pid}");
+    }
+
     /// Whether the OpenSM process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

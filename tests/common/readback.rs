@@ -1,0 +1,213 @@
+//! Reading back what OpenSM programmed into an ibsim fabric — forwarding tables, SL-to-VL
+//! tables, the SLs the SA answers — and comparing it with what the core computes for the
+//! same subnet.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use ibfabric::Fabric;
+use ibfabric::deadlock::{DeadlockFree, PathSl, Sl2VlTables, Verdict, VerifyOptions, verify};
+use ibfabric::io::{ibnetdiscover, lfts, path_sl, sl2vl};
+use ibfabric::routing::{ForwardingTables, LidTable};
+use ibfabric::topology::{NodeId, PortRef};
+
+use super::{Ibsim, OpenSm};
+
+/// Path SLs asked by LID only: a routing computed on another copy of the fabric (other node
+/// ids) can then be asked about this one.
+pub struct ByLid<'a>(pub &'a dyn PathSl);
+
+impl PathSl for ByLid<'_> {
+    fn sl(&self, slid: u16, dlid: u16) -> u8 {
+        self.0.sl(slid, dlid)
+    }
+}
+
+/// A small deterministic generator for samples.
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// A number below `n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+}
+
+/// The text of dump `name` of `sm`, once written.
+pub fn wait_for_dump(sm: &OpenSm, name: &str) -> String {
+    let path = sm.dump_dir().join(name);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&path)
+            && !text.is_empty()
+        {
+            // Written in one go after the sweep; give the writer a moment to finish.
+            std::thread::sleep(Duration::from_millis(300));
+            return std::fs::read_to_string(&path).unwrap();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} not written:\n{}",
+            sm.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// What the fabric holds.
+pub struct ReadBack {
+    /// The fabric as `ibnetdiscover` sees it, with OpenSM's LIDs.
+    pub fabric: Fabric,
+    /// Its LIDs.
+    pub lids: LidTable,
+    /// Forwarding tables from `ibroute` of every switch.
+    pub tables: ForwardingTables,
+    /// SL-to-VL tables from `opensm-sl2vl.dump`.
+    pub sl2vl: Sl2VlTables,
+}
+
+impl ReadBack {
+    /// Reads the fabric: `ibnetdiscover`, `ibroute` of every switch, and OpenSM's SL-to-VL
+    /// dump (written after every sweep with `-D 0x43`).
+    pub fn read(sim: &Ibsim, sm: &OpenSm) -> Self {
+        let fabric = ibnetdiscover::parse(&sim.run("ibnetdiscover", &[]), None)
+            .unwrap()
+            .fabric;
+        let lids = LidTable::from_fabric(&fabric).unwrap();
+        let mut routes = String::new();
+        for s in fabric.switches() {
+            routes += &sim.run("ibroute", &[&fabric.node(s).ports[0].lid.to_string()]);
+        }
+        let ibroute = lfts::parse(&routes, &fabric).unwrap();
+        assert!(ibroute.warnings.is_empty(), "{:?}", ibroute.warnings);
+        let dump =
+            sl2vl::parse(&wait_for_dump(sm, "opensm-sl2vl.dump"), &fabric, [15; 16]).unwrap();
+        assert!(dump.warnings.is_empty(), "{:?}", dump.warnings);
+        Self {
+            fabric,
+            lids,
+            tables: ibroute.tables,
+            sl2vl: dump.tables,
+        }
+    }
+
+    /// Asserts that the forwarding tables and the SL-to-VL tables (every switch (in, out)
+    /// pair of a cabled out port, every host port) are those of `expected`, computed on
+    /// `canon` (the same subnet, other node ids). Returns the number of SL-to-VL rows compared.
+    pub fn assert_equals(&self, canon: &Fabric, expected: &DeadlockFree) -> usize {
+        let fabric = &self.fabric;
+        let in_canon = |n: NodeId| canon.node_by_guid(fabric.node(n).guid).unwrap();
+        for s in fabric.switches() {
+            for (lid, _) in self.lids.iter() {
+                assert_eq!(
+                    self.tables.port(s, lid),
+                    expected.tables.port(in_canon(s), lid),
+                    "switch {} LID {lid}",
+                    fabric.node(s).name
+                );
+            }
+        }
+        let mut rows = 0;
+        for s in fabric.switches() {
+            for (out, _) in fabric.neighbours(s) {
+                for input in 0..=fabric.node(s).num_ports() {
+                    let got = self.sl2vl.switch(s).and_then(|t| t.get(input, out));
+                    let got = got.unwrap_or_else(|| {
+                        panic!("no SL2VL row {input}->{out} of {}", fabric.node(s).name)
+                    });
+                    assert_eq!(
+                        got,
+                        expected.sl2vl.switch_row(in_canon(s), input, out),
+                        "switch {} in {input} out {out}",
+                        fabric.node(s).name
+                    );
+                    rows += 1;
+                }
+            }
+        }
+        for h in fabric.hosts() {
+            for (p, _) in fabric.neighbours(h) {
+                assert_eq!(
+                    self.sl2vl.port_row(PortRef { node: h, port: p }),
+                    expected.sl2vl.port_row(PortRef {
+                        node: in_canon(h),
+                        port: p
+                    }),
+                    "host {}",
+                    fabric.node(h).name
+                );
+                rows += 1;
+            }
+        }
+        rows
+    }
+
+    /// Asks the SA (`saquery -p`) for `per_switch` random destinations from every switch
+    /// (alternately its own LID and one of its hosts' LIDs) and asserts each SL is `expected`'s.
+    /// Returns the distinct SLs seen.
+    pub fn assert_sa_answers(
+        &self,
+        sim: &Ibsim,
+        expected: &dyn PathSl,
+        seed: u64,
+        per_switch: usize,
+    ) -> BTreeSet<u8> {
+        let fabric = &self.fabric;
+        let mut rng = Lcg(seed);
+        let all: Vec<u16> = self.lids.iter().map(|(l, _)| l).collect();
+        let mut records = String::new();
+        let mut asked = 0;
+        for (i, s) in fabric.switches().enumerate() {
+            let host = fabric
+                .neighbours(s)
+                .find(|(_, peer)| !fabric.node(peer.node).is_switch())
+                .map(|(_, h)| fabric.node(h.node).ports[usize::from(h.port)].lid);
+            // Hosts' LIDs of every layer (LID offset) in turn.
+            let slid = match host.map(|lid| lid + (i / 2 % 4) as u16) {
+                Some(lid) if i % 2 == 1 && self.lids.owner(lid).is_some() => lid,
+                _ => fabric.node(s).ports[0].lid,
+            };
+            for _ in 0..per_switch {
+                let dlid = all[rng.below(all.len())];
+                if dlid == slid {
+                    continue;
+                }
+                records += &sim.run(
+                    "saquery",
+                    &[
+                        "-p",
+                        "--slid",
+                        &slid.to_string(),
+                        "--dlid",
+                        &dlid.to_string(),
+                    ],
+                );
+                asked += 1;
+            }
+        }
+        let answered = path_sl::parse(&records).unwrap();
+        assert_eq!(answered.entries.len(), asked, "{records}");
+        let mut distinct = BTreeSet::new();
+        for &(slid, dlid, sl) in &answered.entries {
+            assert_eq!(sl, expected.sl(slid, dlid), "SA's SL for {slid} -> {dlid}");
+            distinct.insert(sl);
+        }
+        distinct
+    }
+
+    /// The independent verifier on the read-back tables with `path_sls`.
+    pub fn verify(&self, path_sls: &dyn PathSl) -> Verdict {
+        verify(
+            &self.fabric,
+            &self.lids,
+            &self.tables,
+            path_sls,
+            &self.sl2vl,
+            &VerifyOptions::default(),
+        )
+    }
+}

@@ -1,0 +1,283 @@
+//! The plugin across OpenSM's sweeps, on the real stack (ibsim + stock OpenSM, LMC 2,
+//! `qos TRUE`): an unchanged subnet is not routed again; cables cut while OpenSM runs are
+//! routed around, complete and deadlock-free, and restoring them restores the original
+//! routing; a cabling plan's differences are logged before routing; a plugin built for another
+//! OpenSM version is refused by the daemon, which goes on with its own engines.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::plugin::{
+    LAYERED_USED, MINHOP_USED, canonical, plugin_config, plugin_dir, run_opensm_with_conf,
+};
+use common::readback::{ByLid, Lcg, ReadBack};
+use common::{Ibsim, OpenSm, OpenSmOptions, SUBNET_UP};
+use ibfabric::Fabric;
+use ibfabric::analysis::{self, Options};
+use ibfabric::deadlock::{
+    ColouringConfig, DeadlockFree, DfssspConfig, Scheme, Shortage, route_deadlock_free,
+};
+use ibfabric::io::ibsim;
+use ibfabric::plan::DeviceKind;
+use ibfabric::plan::build::{PlanOptions, plan_for};
+use ibfabric::plan::document::PlanDocument;
+use ibfabric::routing::LidTable;
+use ibfabric::routing::graph::RoutingGraph;
+use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
+use ibfabric::topology::TopologySpec;
+use ibfabric::verify::wiring::Wiring;
+
+/// The plugin's line for a computed routing of the whole Slim Fly q = 5.
+const ROUTED: &str = "layered: routed 50 switches, 850 LIDs, 4 layers";
+
+fn slim_fly_q5() -> Fabric {
+    let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
+    spec.construction().unwrap().build()
+}
+
+/// What the plugin computes in its default `auto` mode for the subnet `read` saw.
+fn core_routing(canon: &Fabric) -> DeadlockFree {
+    let lids = LidTable::from_fabric(canon).unwrap();
+    let graph = RoutingGraph::new(canon);
+    let routing = RoutingConfig {
+        layers: 4,
+        algorithm: Algorithm::Layered(PathLengths::default()),
+        seed: 1,
+    };
+    let schemes = [
+        Scheme::Dfsssp(DfssspConfig::default()),
+        Scheme::Colouring(ColouringConfig::default()),
+    ];
+    route_deadlock_free(canon, &lids, &graph, &routing, &schemes, Shortage::Fail).unwrap()
+}
+
+/// Waits until OpenSM has configured tables more than `before` times and then kept quiet for
+/// a few seconds (one fault can take several sweeps); returns the count.
+fn wait_settled(sm: &OpenSm, before: usize) -> usize {
+    let count = |sm: &OpenSm| sm.log().matches(LAYERED_USED).count();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut last = count(sm);
+    let mut quiet_since = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(250));
+        let now = count(sm);
+        if now != last {
+            last = now;
+            quiet_since = Instant::now();
+        }
+        if last > before && quiet_since.elapsed() > Duration::from_secs(4) {
+            // Let the dumps of the last sweep land.
+            std::thread::sleep(Duration::from_secs(1));
+            return last;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no settled routing after {before} (now {last}):\n{}",
+            sm.log()
+        );
+    }
+}
+
+/// Reads the fabric back and checks it against the core: tables equal, complete, deadlock-free
+/// with the SLs the SA answers. Returns the read-back and the analyser's report.
+fn check(sim: &Ibsim, sm: &OpenSm, sa_per_switch: usize) -> (ReadBack, analysis::Report) {
+    let read = ReadBack::read(sim, sm);
+    let canon = canonical(&read.fabric);
+    let expected = core_routing(&canon);
+    read.assert_equals(&canon, &expected);
+    let report = analysis::analyze(&read.fabric, &read.lids, &read.tables, &Options::default());
+    assert!(report.is_complete(), "{report}");
+    assert_eq!(report.layers, 4);
+    read.assert_sa_answers(sim, &expected.path_sls, 3, sa_per_switch);
+    let verdict = read.verify(&ByLid(&expected.path_sls));
+    assert!(verdict.is_deadlock_free(), "{verdict:?}");
+    (read, report)
+}
+
+/// SIGHUP makes OpenSM sweep heavily: the plugin sees the same subnet and rewrites the tables
+/// it already computed instead of routing again.
+#[test]
+fn a_heavy_sweep_of_an_unchanged_subnet_reuses_the_routing() {
+    let sim = Ibsim::start(&ibsim::write_net(&slim_fly_q5()));
+    let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
+    let first = wait_settled(&sm, 0);
+    assert_eq!(sm.log().matches(ROUTED).count(), 1, "{}", sm.log());
+    sm.signal(libc::SIGHUP);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !sm
+        .log()
+        .contains("layered: subnet unchanged since the last routing")
+    {
+        assert!(Instant::now() < deadline, "no reuse line:\n{}", sm.log());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    wait_settled(&sm, first);
+    let log = sm.log();
+    assert_eq!(log.matches(ROUTED).count(), 1, "routed again:\n{log}");
+    assert!(!log.contains(MINHOP_USED), "{log}");
+    // The reused routing is still in force, with its SLs and SL-to-VL tables.
+    check(&sim, &sm, 1);
+}
+
+/// k random switch-to-switch cables break while OpenSM runs: the next sweeps route around
+/// them — complete, deadlock-free, exactly what the core computes for the damaged subnet —
+/// and plugging them back restores the original tables and quality.
+#[test]
+fn cut_cables_are_routed_around_and_restoring_them_restores_the_routing() {
+    const CUT: usize = 3;
+    let generated = slim_fly_q5();
+    let mut sim = Ibsim::start(&ibsim::write_net(&generated));
+    let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
+    let mut routings = wait_settled(&sm, 0);
+    let (before, report_before) = check(&sim, &sm, 1);
+
+    // Seeded choice of distinct switch-to-switch cables (a Slim Fly q = 5 stays connected:
+    // its switch graph is 7-connected).
+    let inter: Vec<_> = generated
+        .links()
+        .iter()
+        .filter(|l| generated.node(l.a.node).is_switch() && generated.node(l.b.node).is_switch())
+        .collect();
+    let mut rng = Lcg(2026);
+    let mut cut = Vec::new();
+    while cut.len() < CUT {
+        let l = inter[rng.below(inter.len())];
+        if !cut.contains(&l) {
+            cut.push(l);
+        }
+    }
+    let end =
+        |p: ibfabric::topology::PortRef| format!("\"{}\"[{}]", generated.node(p.node).name, p.port);
+    for l in &cut {
+        eprintln!("cutting {} - {}", end(l.a), end(l.b));
+        sim.console(&format!("Unlink {}", end(l.a)));
+    }
+    routings = wait_settled(&sm, routings);
+    let (damaged, report_damaged) = check(&sim, &sm, 1);
+    assert_eq!(damaged.fabric.summary().switch_links, 175 - CUT);
+    assert!(!sm.log().contains(MINHOP_USED), "{}", sm.log());
+    eprintln!(
+        "disjoint >= 3: {:.4} before, {:.4} with {CUT} cables cut",
+        report_before.disjoint.at_least_three, report_damaged.disjoint.at_least_three
+    );
+
+    for l in &cut {
+        sim.console(&format!("Link {} {}", end(l.a), end(l.b)));
+    }
+    wait_settled(&sm, routings);
+    let (after, report_after) = check(&sim, &sm, 1);
+    assert_eq!(after.fabric.summary().switch_links, 175);
+    assert_eq!(after.tables, before.tables, "the original tables are back");
+    assert_eq!(report_after.disjoint, report_before.disjoint);
+    assert_eq!(report_after.link_load, report_before.link_load);
+}
+
+/// A miswired fabric and a plan: every sweep logs the cabling differences (with the action
+/// that fixes them) before routing, and routing goes on.
+#[test]
+fn cabling_plan_differences_are_logged_every_sweep() {
+    let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
+    let plan = plan_for(&spec, &PlanOptions::default()).unwrap();
+    let mut wiring = Wiring::from_plan(&plan);
+    let switch_ends: Vec<_> = plan
+        .cables
+        .iter()
+        .filter(|c| {
+            plan.devices[c.a.device].kind == DeviceKind::Switch
+                && plan.devices[c.b.device].kind == DeviceKind::Switch
+        })
+        .take(2)
+        .map(|c| c.a)
+        .collect();
+    wiring.swap_ends(switch_ends[0], switch_ends[1]);
+    let sim = Ibsim::start(&ibsim::write_net(&wiring.to_fabric(&plan, 0).unwrap()));
+    let plan_path = sim.dir().join("plan.yaml");
+    std::fs::write(
+        &plan_path,
+        yaml_serde::to_string(&PlanDocument::from_plan(&plan)).unwrap(),
+    )
+    .unwrap();
+    let plan_path = plan_path.to_str().unwrap().to_string();
+    let config = plugin_config(
+        &sim,
+        "layered.yaml",
+        &format!("cabling_plan: {plan_path}\n"),
+    );
+    let sm = run_opensm_with_conf(&sim, "qos TRUE\n", Some(&config), true);
+    let log = sm.log();
+    let summary = format!("layered: cabling plan {plan_path}: ");
+    let line = log
+        .lines()
+        .find(|l| l.contains(&summary))
+        .unwrap_or_else(|| panic!("no cabling line:\n{log}"));
+    assert!(line.contains("2 miswired"), "{line}");
+    assert!(
+        log.lines().any(|l| l.contains("layered: cabling: ")),
+        "no action line:\n{log}"
+    );
+    assert!(
+        log.find(&summary) < log.find("layered: routed"),
+        "the differences come before routing:\n{log}"
+    );
+    assert!(log.contains(LAYERED_USED), "{log}");
+}
+
+/// The plugin's version string, changed to one the daemon is not, in a copy of the library:
+/// OpenSM refuses to load it, says why, and routes with minhop.
+#[test]
+fn a_plugin_built_for_another_opensm_version_is_refused() {
+    let library = std::fs::read(plugin_dir().join("libosmlayered.so")).unwrap();
+    // "OpenSM 3.3.23\0" -> "OpenSM 9.9.99\0": same length, every digit a 9.
+    let marker = b"OpenSM ";
+    let mut patched = library.clone();
+    let mut changed = 0;
+    let mut i = 0;
+    while let Some(at) = patched[i..]
+        .windows(marker.len())
+        .position(|w| w == marker)
+        .map(|p| p + i)
+    {
+        let start = at + marker.len();
+        let len = patched[start..]
+            .iter()
+            .position(|&b| !(b.is_ascii_digit() || b == b'.'))
+            .unwrap_or(0);
+        if len >= 5 && patched.get(start + len) == Some(&0) {
+            for b in &mut patched[start..start + len] {
+                if b.is_ascii_digit() {
+                    *b = b'9';
+                }
+            }
+            changed += 1;
+        }
+        i = start;
+    }
+    assert!(changed >= 1, "no version string in the library");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("libosmlayeredold.so"), patched).unwrap();
+
+    let sim = Ibsim::start(&ibsim::write_net(&slim_fly_q5()));
+    let options = OpenSmOptions {
+        config: Some(
+            "event_plugin_name osmlayeredold\nrouting_engine layered,minhop\nlmc 2\n\
+             force_log_flush TRUE\n"
+                .into(),
+        ),
+        env: vec![("LD_LIBRARY_PATH".into(), dir.path().as_os_str().to_owned())],
+        ..OpenSmOptions::new("layered,minhop", 2)
+    };
+    let sm = OpenSm::start(&sim, &options);
+    let log = sm.log();
+    assert!(
+        log.contains("Error loading plugin 'osmlayeredold': OpenSM version mismatch"),
+        "{log}"
+    );
+    assert!(log.contains("OpenSM 9.9.99"), "{log}");
+    assert!(
+        !log.contains("layered: routing engine 'layered' registered"),
+        "{log}"
+    );
+    assert!(log.contains(MINHOP_USED), "{log}");
+    assert!(log.contains(SUBNET_UP), "{log}");
+}
