@@ -13,12 +13,13 @@ mod common;
 
 use common::Ibsim;
 use common::plugin::{LAYERED_USED, canonical, plugin_config, run_opensm_with_conf};
-use common::readback::{ByLid, Lcg, ReadBack};
+use common::readback::{ByLid, Lcg, ReadBack, wait_for_dump};
 use ibfabric::Fabric;
 use ibfabric::deadlock::{
-    ColouringConfig, DeadlockFree, DefaultSl, DfssspConfig, Scheme, Shortage, route_deadlock_free,
+    ColouringConfig, DeadlockFree, DefaultSl, DfssspConfig, PathSl, Scheme, Shortage, SlTable,
+    route_deadlock_free,
 };
-use ibfabric::io::{ibsim, sl2vl};
+use ibfabric::io::{ibsim, path_sl, sl2vl};
 use ibfabric::routing::LidTable;
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
@@ -40,7 +41,11 @@ pub fn core_routing(canon: &Fabric, schemes: &[Scheme]) -> DeadlockFree {
 fn plugin_routes_deadlock_free(mode: &str, scheme: Scheme, summary: &str) {
     let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
     let sim = Ibsim::start(&ibsim::write_net(&spec.construction().unwrap().build()));
-    let config = plugin_config(&sim, "layered.yaml", &format!("deadlock: {mode}\n"));
+    let config = plugin_config(
+        &sim,
+        "layered.yaml",
+        &format!("deadlock: {mode}\npath_sl_dump: true\n"),
+    );
     // A daemon, so that the SA answers PathRecord queries.
     let sm = run_opensm_with_conf(&sim, "qos TRUE\n", Some(&config), false);
     let read = ReadBack::read(&sim, &sm);
@@ -106,6 +111,21 @@ fn plugin_routes_deadlock_free(mode: &str, scheme: Scheme, summary: &str) {
 
     // The independent verifier on the read-back tables, with the path SLs the sample confirmed.
     let verdict = read.verify(&ByLid(&expected.path_sls));
+    assert!(verdict.is_deadlock_free(), "{verdict:?}");
+
+    // The plugin's dump of every pair's SL: the core's SLs, and deadlock-free as read.
+    let dumped = path_sl::parse(&wait_for_dump(&sm, "layered-path-sl.dump")).unwrap();
+    let lids = read.lids.iter().count();
+    assert_eq!(dumped.entries.len(), lids * (lids - 1));
+    let mut table = SlTable {
+        default: 15, // any pair missing from the dump would put its route on VL 15: a failure
+        ..SlTable::default()
+    };
+    for &(slid, dlid, sl) in &dumped.entries {
+        assert_eq!(sl, expected.path_sls.sl(slid, dlid), "{slid} -> {dlid}");
+        table.entries.insert((slid, dlid), sl);
+    }
+    let verdict = read.verify(&table);
     assert!(verdict.is_deadlock_free(), "{verdict:?}");
     // The same tables on one lane deadlock: the scheme is what makes them safe.
     assert!(

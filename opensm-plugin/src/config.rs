@@ -12,6 +12,7 @@
 //! vls: 8               # data VLs to use; default: what every port supports (VLCap)
 //! on_vl_shortage: fewer_layers  # fewer_layers | fail (next routing engine)
 //! cabling_plan: /etc/opensm/plan.yaml  # log every sweep's differences from this plan
+//! path_sl_dump: false  # write layered-path-sl.dump (every pair's SL) next to OpenSM's dumps
 //! ```
 //!
 //! Deadlock avoidance needs `qos TRUE` in opensm.conf: only then does OpenSM program the
@@ -91,6 +92,10 @@ pub struct Config {
     pub on_vl_shortage: ShortagePolicy,
     /// A cabling plan (YAML, JSON or CSV) to compare every discovered fabric with.
     pub cabling_plan: Option<String>,
+    /// Write every (source, destination) LID pair's SL to `layered-path-sl.dump` in OpenSM's
+    /// dump directory after each routing (for `ibfabric deadlock-check`; large fabrics make
+    /// large files: LIDs² lines).
+    pub path_sl_dump: bool,
     /// Testing aid: panic inside the routing callback (to exercise the fallback).
     pub debug_panic: bool,
 }
@@ -109,6 +114,7 @@ impl Default for Config {
             vls: None,
             on_vl_shortage: ShortagePolicy::FewerLayers,
             cabling_plan: None,
+            path_sl_dump: false,
             debug_panic: false,
         }
     }

@@ -71,6 +71,8 @@ struct Pending {
     switches: Vec<*mut osm_switch_t>,
     started: Instant,
     reused: bool,
+    /// OpenSM's dump directory, when the path SLs are to be written there.
+    path_sl_dump: Option<std::path::PathBuf>,
 }
 
 /// Runs `f`; on panic logs `what` and the panic message and returns `fallback` instead of
@@ -200,12 +202,18 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
     let osm = plugin.osm;
     // SAFETY: `osm` is the daemon's; `event_plugin_options` is NULL or a C string owned by
     // the options, unchanged while the subnet is routed.
-    let (options, lmc, qos, max_op_vls) = unsafe {
+    let (options, lmc, qos, max_op_vls, dump_dir) = unsafe {
         let opt = &(*osm).subn.opt;
-        let options = opt.event_plugin_options;
-        let options =
-            (!options.is_null()).then(|| CStr::from_ptr(options).to_string_lossy().into_owned());
-        (options, opt.lmc, opt.qos != 0, opt.max_op_vls)
+        let string = |p: *const std::ffi::c_char| {
+            (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
+        };
+        (
+            string(opt.event_plugin_options),
+            opt.lmc,
+            opt.qos != 0,
+            opt.max_op_vls,
+            string(opt.dump_files_dir),
+        )
     };
     let config = Config::from_options(options.as_deref()).map_err(|e| format!("config: {e}"))?;
     if config.debug_panic {
@@ -232,6 +240,9 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
         }
     }
     let deadlock = deadlock_settings(&config, qos, max_op_vls, &snapshot.records);
+    let path_sl_dump = config
+        .path_sl_dump
+        .then(|| std::path::PathBuf::from(dump_dir.unwrap_or_else(|| "/var/log".into())));
     let inputs = Inputs {
         records: engine::canonical_records(&snapshot.records),
         config,
@@ -270,6 +281,7 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
         switches,
         started,
         reused,
+        path_sl_dump,
     })
 }
 
@@ -368,6 +380,9 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
                 }
                 log::info!("{}", r.deadlock_summary);
                 *plugin.answers.write().unwrap_or_else(|e| e.into_inner()) = r.qos.clone();
+                if let (Some(dir), Some(answers)) = (&pending.path_sl_dump, &r.qos) {
+                    write_path_sl_dump(dir, answers);
+                }
                 0
             }
             Ok(Err(message)) => {
@@ -448,6 +463,22 @@ unsafe fn clear(switches: &[*mut osm_switch_t]) {
                 std::ptr::write_bytes(new_lft, OSM_NO_PATH as u8, usize::from((*sw).lft_size));
             }
             osm_switch_clear_hops(sw);
+        }
+    }
+}
+
+/// Writes every pair's SL to `layered-path-sl.dump` in `dir`, atomically (a temporary file
+/// renamed into place), so a reader never sees half a table. Failures are logged, not fatal.
+fn write_path_sl_dump(dir: &std::path::Path, answers: &QosAnswers) {
+    let path = dir.join("layered-path-sl.dump");
+    let tmp = dir.join(format!(".layered-path-sl.dump.{}", std::process::id()));
+    let result =
+        std::fs::write(&tmp, answers.dump_text()).and_then(|()| std::fs::rename(&tmp, &path));
+    match result {
+        Ok(()) => log::info!("path SLs written to {}", path.display()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            log::warn!("cannot write {}: {e}", path.display());
         }
     }
 }

@@ -60,6 +60,22 @@ impl QosAnswers {
     pub fn tables(&self) -> &Sl2VlTables {
         &self.sl2vl
     }
+
+    /// Every (source LID, destination LID) pair's SL as `SLID DLID SL` lines
+    /// ([`ibfabric::io::path_sl`]), what `ibfabric deadlock-check --path-sl` reads: the SA's
+    /// answers without asking the SA once per pair. Grows with the square of the LIDs.
+    pub fn dump_text(&self) -> String {
+        let lids: Vec<u16> = self.lids.iter().map(|(l, _)| l).collect();
+        let mut entries = Vec::with_capacity(lids.len() * lids.len().saturating_sub(1));
+        for &s in &lids {
+            for &d in &lids {
+                if s != d {
+                    entries.push((s, d, self.path_sls.sl(s, d)));
+                }
+            }
+        }
+        ibfabric::io::path_sl::write(&entries)
+    }
 }
 
 /// A row as `ib_slvl_table_t` holds it: two SLs per byte, the even SL in the high nibble
