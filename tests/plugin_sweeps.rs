@@ -281,3 +281,55 @@ fn a_plugin_built_for_another_opensm_version_is_refused() {
     assert!(log.contains(MINHOP_USED), "{log}");
     assert!(log.contains(SUBNET_UP), "{log}");
 }
+
+/// The install command stages the library and a commented default configuration, and prints
+/// opensm.conf lines; OpenSM configured with exactly those lines (paths under the staging
+/// directory) loads the staged plugin and routes with it, deadlock-free.
+#[test]
+fn the_install_command_gives_a_working_opensm_configuration() {
+    let staging = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("bash")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/opensm-plugin/install.sh"
+        ))
+        .arg("--library")
+        .arg(plugin_dir().join("libosmlayered.so"))
+        .env("DESTDIR", staging.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lib_dir = staging.path().join("usr/lib/x86_64-linux-gnu");
+    assert!(lib_dir.join("libosmlayered.so").is_file(), "{stdout}");
+    let yaml = staging.path().join("etc/opensm/layered.yaml");
+    let conf_lines: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("event_plugin_name"))
+        .collect();
+    assert_eq!(conf_lines.len(), 5, "{stdout}");
+    let conf: String = conf_lines
+        .iter()
+        .map(|l| l.replace("/etc/opensm/layered.yaml", yaml.to_str().unwrap()) + "\n")
+        .collect::<String>()
+        + "force_log_flush TRUE\n";
+
+    let sim = Ibsim::start(&ibsim::write_net(&slim_fly_q5()));
+    let options = OpenSmOptions {
+        config: Some(conf),
+        env: vec![("LD_LIBRARY_PATH".into(), lib_dir.into_os_string())],
+        ..OpenSmOptions::new("layered,minhop", 2)
+    };
+    let sm = OpenSm::start(&sim, &options);
+    let log = sm.log();
+    assert!(log.contains(ROUTED), "{log}");
+    assert!(log.contains(LAYERED_USED), "{log}");
+    assert!(
+        log.contains("layered: deadlock-free by DFSSSP virtual lanes"),
+        "the default configuration is deadlock-free with qos:\n{log}"
+    );
+}
