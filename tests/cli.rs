@@ -147,3 +147,87 @@ fn unreadable_sources_are_refused_with_the_file_and_line() {
         stderr(&out)
     );
 }
+
+/// `route --deadlock` writes tables, path SLs and SL-to-VL tables that `deadlock-check` proves
+/// deadlock-free; the same tables on one SL deadlock. Too few VLs: exit 2 with both numbers,
+/// or fewer layers by request.
+#[test]
+fn route_with_deadlock_avoidance_writes_what_deadlock_check_proves() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    for scheme in ["dfsssp", "colouring"] {
+        let out = ibfabric(&[
+            "route",
+            "--fabric",
+            "slimfly:q=5",
+            "--layers",
+            "4",
+            "--deadlock",
+            scheme,
+            "--lft-out",
+            &path("lfts.txt"),
+            "--path-sl-out",
+            &path("path-sl.txt"),
+            "--sl2vl-out",
+            &path("sl2vl.txt"),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            report.contains("deadlock-free by") && report.contains("(4 layers)"),
+            "{report}"
+        );
+        let (lfts, sl2vl) = (path("lfts.txt"), path("sl2vl.txt"));
+        let check = |extra: &[&str]| {
+            let mut args = vec![
+                "deadlock-check",
+                "--fabric",
+                "slimfly:q=5",
+                "--lfts",
+                &lfts,
+                "--sl2vl",
+                &sl2vl,
+            ];
+            args.extend_from_slice(extra);
+            ibfabric(&args)
+        };
+        let sls = path("path-sl.txt");
+        let ok = check(&["--path-sl", &sls]);
+        assert_eq!(ok.status.code(), Some(0), "{scheme}: {}", stderr(&ok));
+        let one_sl = check(&["--default-sl", "0"]);
+        assert_eq!(
+            one_sl.status.code(),
+            Some(1),
+            "{scheme}: on SL 0 it deadlocks"
+        );
+    }
+    let short = ibfabric(&[
+        "route",
+        "--fabric",
+        "slimfly:q=5",
+        "--deadlock",
+        "dfsssp",
+        "--vls",
+        "1",
+    ]);
+    assert_eq!(short.status.code(), Some(2));
+    assert!(
+        stderr(&short).contains("virtual lanes to be deadlock-free, but only 1 exist"),
+        "{}",
+        stderr(&short)
+    );
+    let fewer = ibfabric(&[
+        "route",
+        "--fabric",
+        "slimfly:q=5",
+        "--deadlock",
+        "dfsssp",
+        "--vls",
+        "2",
+        "--on-vl-shortage",
+        "fewer-layers",
+    ]);
+    assert!(fewer.status.success(), "{}", stderr(&fewer));
+    let report = String::from_utf8_lossy(&fewer.stdout);
+    assert!(report.contains("of 4 asked for: VLs ran short"), "{report}");
+}

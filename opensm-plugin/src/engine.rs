@@ -6,10 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ibfabric::Fabric;
-use ibfabric::deadlock::{
-    ColouringConfig, DeadlockError, DfssspConfig, Scheme, SchemeOutcome, Shortage,
-    route_deadlock_free,
-};
+use ibfabric::deadlock::{DeadlockError, Scheme, SchemeChoice, Shortage, route_deadlock_free};
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::{self, RoutingConfig};
 use ibfabric::routing::layers::Layers;
@@ -222,26 +219,15 @@ pub struct DeadlockSettings {
 }
 
 impl DeadlockSettings {
-    /// The schemes to try, in order.
+    /// The schemes to try, in order (none: no deadlock avoidance).
     fn schemes(&self) -> Vec<Scheme> {
-        let dfsssp = || {
-            Scheme::Dfsssp(DfssspConfig {
-                vls: self.vls,
-                ..DfssspConfig::default()
-            })
+        let choice = match self.mode {
+            DeadlockMode::Auto => SchemeChoice::Auto,
+            DeadlockMode::Dfsssp => SchemeChoice::Dfsssp,
+            DeadlockMode::Colouring => SchemeChoice::Colouring,
+            DeadlockMode::None => return Vec::new(),
         };
-        let colouring = || {
-            Scheme::Colouring(ColouringConfig {
-                vls: self.vls,
-                ..ColouringConfig::default()
-            })
-        };
-        match self.mode {
-            DeadlockMode::Auto if self.vls >= 3 => vec![dfsssp(), colouring()],
-            DeadlockMode::Auto | DeadlockMode::Dfsssp => vec![dfsssp()],
-            DeadlockMode::Colouring => vec![colouring()],
-            DeadlockMode::None => Vec::new(),
-        }
+        choice.schemes(self.vls)
     }
 }
 
@@ -318,17 +304,7 @@ pub fn route(
     } else {
         let done =
             route_deadlock_free(&fabric, &lids, &graph, config, &schemes, deadlock.shortage)?;
-        let summary = match &done.outcome {
-            SchemeOutcome::Dfsssp { vls_needed, .. } => format!(
-                "deadlock-free by DFSSSP virtual lanes: {vls_needed} of {} VLs needed",
-                deadlock.vls
-            ),
-            SchemeOutcome::Colouring { colours, max_hops } => format!(
-                "deadlock-free by switch colouring: {colours} colours, paths up to {max_hops} \
-                 hops, {} VLs",
-                deadlock.vls
-            ),
-        };
+        let summary = done.outcome.to_string();
         (
             done.routing,
             done.tables,

@@ -96,6 +96,40 @@ pub enum Scheme {
     Colouring(ColouringConfig),
 }
 
+/// Which remedy, as configuration files and command lines name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemeChoice {
+    /// DFSSSP-style virtual lanes; the colouring scheme when they do not suffice.
+    Auto,
+    /// DFSSSP-style virtual lanes.
+    Dfsssp,
+    /// The colouring scheme.
+    Colouring,
+}
+
+impl SchemeChoice {
+    /// The schemes to try, in order, with `vls` data VLs (the colouring scheme needs 3).
+    pub fn schemes(self, vls: u8) -> Vec<Scheme> {
+        let dfsssp = || {
+            Scheme::Dfsssp(DfssspConfig {
+                vls,
+                ..DfssspConfig::default()
+            })
+        };
+        let colouring = || {
+            Scheme::Colouring(ColouringConfig {
+                vls,
+                ..ColouringConfig::default()
+            })
+        };
+        match self {
+            Self::Auto if vls >= 3 => vec![dfsssp(), colouring()],
+            Self::Auto | Self::Dfsssp => vec![dfsssp()],
+            Self::Colouring => vec![colouring()],
+        }
+    }
+}
+
 /// What to do when the routing does not fit the VLs (or, for the colouring scheme, has too
 /// long paths).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +158,26 @@ pub enum SchemeOutcome {
         /// Longest path.
         max_hops: u8,
     },
+}
+
+impl std::fmt::Display for SchemeOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Dfsssp {
+                vls_needed,
+                routes_per_vl,
+            } => write!(
+                f,
+                "deadlock-free by DFSSSP virtual lanes: {vls_needed} of {} VLs needed",
+                routes_per_vl.len()
+            ),
+            Self::Colouring { colours, max_hops } => write!(
+                f,
+                "deadlock-free by switch colouring: {colours} colours, paths up to {max_hops} \
+                 hops"
+            ),
+        }
+    }
 }
 
 /// A deadlock-free routing: forwarding tables, path SLs and SL-to-VL tables.

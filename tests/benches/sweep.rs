@@ -76,9 +76,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let fabrics = std::env::var("SWEEP_FABRICS").unwrap_or_else(|_| {
-        "slimfly:q=5;slimfly:q=7;slimfly:q=11;slimfly:q=13".into()
-    });
+    let fabrics = std::env::var("SWEEP_FABRICS")
+        .unwrap_or_else(|_| "slimfly:q=5;slimfly:q=7;slimfly:q=11;slimfly:q=13".into());
     println!("| fabric | switches | LIDs (LMC 2) | engine | routing | sweep | wall |");
     println!("|---|---|---|---|---|---|---|");
     for spec in fabrics.split(';').filter(|s| !s.is_empty()) {

@@ -1,5 +1,6 @@
 //! `ibfabric route`: compute a routing for a fabric, report its quality with the analyser, and
-//! write the forwarding tables OpenSM's `file` engine (`lfts_file`) can load.
+//! write the forwarding tables OpenSM's `file` engine (`lfts_file`) can load; with
+//! `--deadlock`, also make it deadlock-free and write its path SLs and SL-to-VL tables.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,9 +8,11 @@ use std::process::ExitCode;
 use anyhow::bail;
 use clap::{Args, ValueEnum};
 use ibfabric::analysis::{self, Options};
-use ibfabric::io::lfts;
+use ibfabric::deadlock::{PathSl, SchemeChoice, Shortage, route_deadlock_free};
+use ibfabric::io::{lfts, path_sl, sl2vl};
+use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
-use ibfabric::routing::{Routed, assign_lids, route_fabric};
+use ibfabric::routing::{LidTable, Routed, assign_lids, route_fabric};
 
 use crate::output;
 use crate::source::load_fabric;
@@ -50,6 +53,43 @@ pub struct RouteArgs {
     /// Also compute the maximum achievable throughput (linear programs; slow on large fabrics).
     #[arg(long)]
     mat: bool,
+    /// Make the routing deadlock-free: DFSSSP-style virtual lanes, the switch-colouring
+    /// scheme, or auto (DFSSSP, else colouring).
+    #[arg(long, value_enum, default_value_t = DeadlockArg::None)]
+    deadlock: DeadlockArg,
+    /// Data VLs the deadlock scheme may use (1..=15).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=15))]
+    vls: u8,
+    /// When the VLs do not suffice: fail, or halve the layers until the routing fits.
+    #[arg(long, value_enum, default_value_t = ShortageArg::Fail)]
+    on_vl_shortage: ShortageArg,
+    /// Write every (source LID, destination LID) pair's SL to FILE (`SLID DLID SL` lines, as
+    /// `deadlock-check --path-sl` reads). Needs --deadlock.
+    #[arg(long, value_name = "FILE", requires = "deadlock")]
+    path_sl_out: Option<PathBuf>,
+    /// Write the SL-to-VL tables to FILE (opensm-sl2vl.dump format). Needs --deadlock.
+    #[arg(long, value_name = "FILE", requires = "deadlock")]
+    sl2vl_out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DeadlockArg {
+    /// No deadlock avoidance (every route on one SL).
+    None,
+    /// DFSSSP-style virtual lanes, else the colouring scheme.
+    Auto,
+    /// DFSSSP-style virtual lanes.
+    Dfsssp,
+    /// The switch-colouring scheme (paths of at most 3 hops).
+    Colouring,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ShortageArg {
+    /// Exit 2 with the VLs needed and available.
+    Fail,
+    /// Halve the layers until the routing fits (each reduction is reported).
+    FewerLayers,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -102,7 +142,36 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
         algorithm,
         seed: args.seed,
     };
-    let Routed { lids, tables, .. } = route_fabric(&fabric, &config)?;
+    let choice = match args.deadlock {
+        DeadlockArg::None => None,
+        DeadlockArg::Auto => Some(SchemeChoice::Auto),
+        DeadlockArg::Dfsssp => Some(SchemeChoice::Dfsssp),
+        DeadlockArg::Colouring => Some(SchemeChoice::Colouring),
+    };
+    let (lids, tables, deadlock_free) = match choice {
+        None => {
+            let Routed { lids, tables, .. } = route_fabric(&fabric, &config)?;
+            (lids, tables, None)
+        }
+        Some(choice) => {
+            let lids = LidTable::from_fabric(&fabric)?;
+            let graph = RoutingGraph::new(&fabric);
+            let shortage = match args.on_vl_shortage {
+                ShortageArg::Fail => Shortage::Fail,
+                ShortageArg::FewerLayers => Shortage::FewerLayers,
+            };
+            let done = route_deadlock_free(
+                &fabric,
+                &lids,
+                &graph,
+                &config,
+                &choice.schemes(args.vls),
+                shortage,
+            )?;
+            let tables = done.tables.clone();
+            (lids, tables, Some(done))
+        }
+    };
     log::info!(
         "routed {} in {:.2} s",
         fabric.name,
@@ -123,9 +192,45 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
             ..Options::default()
         },
     );
+    if let Some(done) = &deadlock_free {
+        if let Some(path) = &args.path_sl_out {
+            let mut entries = Vec::new();
+            for (s, _) in lids.iter() {
+                for (d, _) in lids.iter() {
+                    if s != d {
+                        entries.push((s, d, done.path_sls.sl(s, d)));
+                    }
+                }
+            }
+            output::write_atomically(path, path_sl::write(&entries).as_bytes())?;
+        }
+        if let Some(path) = &args.sl2vl_out {
+            output::write_atomically(path, sl2vl::write_opensm(&fabric, &done.sl2vl).as_bytes())?;
+        }
+    }
+    let deadlock_line = deadlock_free.as_ref().map(|done| {
+        let plural = if done.layers == 1 { "" } else { "s" };
+        let mut line = format!("{} ({} layer{plural}", done.outcome, done.layers);
+        if done.layers < done.requested_layers {
+            line += &format!(" of {} asked for: VLs ran short", done.requested_layers);
+        }
+        line + ")"
+    });
     let rendered = match args.format {
-        Format::Text => format!("{}: {}\n{report}", fabric.name, fabric.summary()),
-        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+        Format::Text => {
+            let mut text = format!("{}: {}\n{report}", fabric.name, fabric.summary());
+            if let Some(line) = &deadlock_line {
+                text += &format!("\n{line}\n");
+            }
+            text
+        }
+        Format::Json => {
+            let mut value = serde_json::to_value(&report)?;
+            if let Some(line) = deadlock_line {
+                value["deadlock"] = serde_json::Value::String(line);
+            }
+            serde_json::to_string_pretty(&value)? + "\n"
+        }
     };
     output::emit(None, &rendered)?;
     Ok(if report.is_complete() {
