@@ -13,14 +13,18 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The command refused its input: exit 2 and a message containing `what`.
+fn assert_refused(out: &Output, what: &str) {
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(out));
+    assert!(stderr(out).contains(what), "{}", stderr(out));
+}
+
 #[test]
 fn impossible_parameters_exit_2_naming_the_nearest_valid_ones() {
     let out = ibfabric(&["topo", "slimfly", "--q", "6"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("q = 5 (50 switches, 200 endpoints, 11 ports per switch), q = 7"),
-        "{}",
-        stderr(&out)
+    assert_refused(
+        &out,
+        "q = 5 (50 switches, 200 endpoints, 11 ports per switch), q = 7",
     );
     let out = ibfabric(&["topo", "lsft", "--n", "6"]);
     assert_eq!(out.status.code(), Some(2));
@@ -210,11 +214,9 @@ fn route_with_deadlock_avoidance_writes_what_deadlock_check_proves() {
         "--vls",
         "1",
     ]);
-    assert_eq!(short.status.code(), Some(2));
-    assert!(
-        stderr(&short).contains("virtual lanes to be deadlock-free, but only 1 exist"),
-        "{}",
-        stderr(&short)
+    assert_refused(
+        &short,
+        "virtual lanes to be deadlock-free, but only 1 exist",
     );
     let fewer = ibfabric(&[
         "route",

@@ -13,34 +13,15 @@ mod common;
 
 use common::Ibsim;
 use common::plugin::{LAYERED_USED, canonical, plugin_config, run_opensm_with_conf};
-use common::readback::{ByLid, Lcg, ReadBack, wait_for_dump};
-use ibfabric::Fabric;
+use common::readback::{ByLid, Lcg, ReadBack, core_routing, wait_for_dump};
 use ibfabric::deadlock::{
-    ColouringConfig, DeadlockFree, DefaultSl, DfssspConfig, PathSl, Scheme, Shortage, SlTable,
-    route_deadlock_free,
+    ColouringConfig, DefaultSl, DfssspConfig, PathSl, Scheme, SchemeChoice, SlTable,
 };
 use ibfabric::io::{ibsim, path_sl, sl2vl};
-use ibfabric::routing::LidTable;
-use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
-use ibfabric::topology::{NodeId, TopologySpec};
-
-/// What the core computes for the subnet the plugin saw, with the plugin's defaults (2^LMC = 4
-/// layers, seed 1, 8 VLs: ibsim's ports report VLCap VL0-7).
-pub fn core_routing(canon: &Fabric, schemes: &[Scheme]) -> DeadlockFree {
-    let lids = LidTable::from_fabric(canon).unwrap();
-    let graph = RoutingGraph::new(canon);
-    let routing = RoutingConfig {
-        layers: 4,
-        algorithm: Algorithm::Layered(PathLengths::default()),
-        seed: 1,
-    };
-    route_deadlock_free(canon, &lids, &graph, &routing, schemes, Shortage::Fail).unwrap()
-}
+use ibfabric::topology::NodeId;
 
 fn plugin_routes_deadlock_free(mode: &str, scheme: Scheme, summary: &str) {
-    let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
-    let sim = Ibsim::start(&ibsim::write_net(&spec.construction().unwrap().build()));
+    let sim = Ibsim::start(&ibsim::write_net(&common::generated("slimfly:q=5")));
     let config = plugin_config(
         &sim,
         "layered.yaml",
@@ -164,12 +145,7 @@ fn plugin_is_deadlock_free_on_mlfm_lsft_fat_tree_and_a_random_fabric() {
         "fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=3",
         "random:switches=24,degree=5,hosts=2,seed=9",
     ] {
-        let generated = spec
-            .parse::<TopologySpec>()
-            .unwrap()
-            .construction()
-            .unwrap()
-            .build();
+        let generated = common::generated(spec);
         let sim = Ibsim::start(&ibsim::write_net(&generated));
         let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
         let read = ReadBack::read(&sim, &sm);
@@ -185,13 +161,7 @@ fn plugin_is_deadlock_free_on_mlfm_lsft_fat_tree_and_a_random_fabric() {
         eprintln!("{spec}: {summary}");
 
         let canon = canonical(&read.fabric);
-        let expected = core_routing(
-            &canon,
-            &[
-                Scheme::Dfsssp(DfssspConfig::default()),
-                Scheme::Colouring(ColouringConfig::default()),
-            ],
-        );
+        let expected = core_routing(&canon, &SchemeChoice::Auto.schemes(8));
         assert_eq!(expected.layers, 4, "{spec}: {:?}", expected.reductions);
         read.assert_equals(&canon, &expected);
         let report = analysis::analyze(&read.fabric, &read.lids, &read.tables, &Options::default());

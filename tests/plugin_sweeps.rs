@@ -11,20 +11,14 @@ use std::time::{Duration, Instant};
 use common::plugin::{
     LAYERED_USED, MINHOP_USED, canonical, plugin_config, plugin_dir, run_opensm_with_conf,
 };
-use common::readback::{ByLid, Lcg, ReadBack};
+use common::readback::{ByLid, Lcg, ReadBack, core_routing};
 use common::{Ibsim, OpenSm, OpenSmOptions, SUBNET_UP};
 use ibfabric::Fabric;
 use ibfabric::analysis::{self, Options};
-use ibfabric::deadlock::{
-    ColouringConfig, DeadlockFree, DfssspConfig, Scheme, Shortage, route_deadlock_free,
-};
+use ibfabric::deadlock::SchemeChoice;
 use ibfabric::io::ibsim;
-use ibfabric::plan::DeviceKind;
 use ibfabric::plan::build::{PlanOptions, plan_for};
 use ibfabric::plan::document::PlanDocument;
-use ibfabric::routing::LidTable;
-use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
 use ibfabric::topology::TopologySpec;
 use ibfabric::verify::wiring::Wiring;
 
@@ -32,24 +26,7 @@ use ibfabric::verify::wiring::Wiring;
 const ROUTED: &str = "layered: routed 50 switches, 850 LIDs, 4 layers";
 
 fn slim_fly_q5() -> Fabric {
-    let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
-    spec.construction().unwrap().build()
-}
-
-/// What the plugin computes in its default `auto` mode for the subnet `read` saw.
-fn core_routing(canon: &Fabric) -> DeadlockFree {
-    let lids = LidTable::from_fabric(canon).unwrap();
-    let graph = RoutingGraph::new(canon);
-    let routing = RoutingConfig {
-        layers: 4,
-        algorithm: Algorithm::Layered(PathLengths::default()),
-        seed: 1,
-    };
-    let schemes = [
-        Scheme::Dfsssp(DfssspConfig::default()),
-        Scheme::Colouring(ColouringConfig::default()),
-    ];
-    route_deadlock_free(canon, &lids, &graph, &routing, &schemes, Shortage::Fail).unwrap()
+    common::generated("slimfly:q=5")
 }
 
 /// Waits until OpenSM has configured tables more than `before` times and then kept quiet for
@@ -84,7 +61,7 @@ fn wait_settled(sm: &OpenSm, before: usize) -> usize {
 fn check(sim: &Ibsim, sm: &OpenSm, sa_per_switch: usize) -> (ReadBack, analysis::Report) {
     let read = ReadBack::read(sim, sm);
     let canon = canonical(&read.fabric);
-    let expected = core_routing(&canon);
+    let expected = core_routing(&canon, &SchemeChoice::Auto.schemes(8));
     read.assert_equals(&canon, &expected);
     let report = analysis::analyze(&read.fabric, &read.lids, &read.tables, &Options::default());
     assert!(report.is_complete(), "{report}");
@@ -180,16 +157,7 @@ fn cabling_plan_differences_are_logged_every_sweep() {
     let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
     let plan = plan_for(&spec, &PlanOptions::default()).unwrap();
     let mut wiring = Wiring::from_plan(&plan);
-    let switch_ends: Vec<_> = plan
-        .cables
-        .iter()
-        .filter(|c| {
-            plan.devices[c.a.device].kind == DeviceKind::Switch
-                && plan.devices[c.b.device].kind == DeviceKind::Switch
-        })
-        .take(2)
-        .map(|c| c.a)
-        .collect();
+    let switch_ends: Vec<_> = plan.switch_cables().take(2).map(|c| c.a).collect();
     wiring.swap_ends(switch_ends[0], switch_ends[1]);
     let sim = Ibsim::start(&ibsim::write_net(&wiring.to_fabric(&plan, 0).unwrap()));
     let plan_path = sim.dir().join("plan.yaml");

@@ -68,7 +68,6 @@ pub fn differences(plan_path: &str, plan: &Plan, fabric: &Fabric) -> (bool, Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ibfabric::plan::DeviceKind;
     use ibfabric::plan::build::{PlanOptions, plan_for};
     use ibfabric::topology::TopologySpec;
     use ibfabric::verify::wiring::Wiring;
@@ -88,16 +87,7 @@ mod tests {
 
         // Swap the switch ends of the first two switch-to-switch cables of the plan.
         let mut wiring = Wiring::from_plan(&plan);
-        let switch_ends: Vec<_> = plan
-            .cables
-            .iter()
-            .filter(|c| {
-                plan.devices[c.a.device].kind == DeviceKind::Switch
-                    && plan.devices[c.b.device].kind == DeviceKind::Switch
-            })
-            .take(2)
-            .map(|c| c.a)
-            .collect();
+        let switch_ends: Vec<_> = plan.switch_cables().take(2).map(|c| c.a).collect();
         wiring.swap_ends(switch_ends[0], switch_ends[1]);
         let miswired = wiring.to_fabric(&plan, 0).unwrap();
         let (clean, lines) = differences("plan.yaml", &plan, &miswired);

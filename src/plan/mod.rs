@@ -200,6 +200,14 @@ impl Plan {
         format!("{} {} to {}", cable.id, end(cable.a), end(cable.b))
     }
 
+    /// The cables between two switches (the ones a miswiring can turn into a routing problem).
+    pub fn switch_cables(&self) -> impl Iterator<Item = &Cable> + '_ {
+        let is_switch = |end: CableEnd| self.devices[end.device].kind == DeviceKind::Switch;
+        self.cables
+            .iter()
+            .filter(move |c| is_switch(c.a) && is_switch(c.b))
+    }
+
     /// The fabric the plan describes: devices as nodes (GUIDs from the plan, or deterministic
     /// ones for devices without), cables as links at the planned rate.
     ///

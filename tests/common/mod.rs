@@ -15,6 +15,15 @@ use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+/// The fabric a topology spec (`slimfly:q=5`) builds.
+pub fn generated(spec: &str) -> ibfabric::Fabric {
+    spec.parse::<ibfabric::topology::TopologySpec>()
+        .expect("topology spec")
+        .construction()
+        .expect("valid parameters")
+        .build()
+}
+
 /// The preload library that redirects libibumad to the simulator.
 pub const UMAD2SIM: &str = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
 

@@ -6,8 +6,13 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use ibfabric::Fabric;
-use ibfabric::deadlock::{DeadlockFree, PathSl, Sl2VlTables, Verdict, VerifyOptions, verify};
+use ibfabric::deadlock::{
+    DeadlockFree, PathSl, Scheme, Shortage, Sl2VlTables, Verdict, VerifyOptions,
+    route_deadlock_free, verify,
+};
 use ibfabric::io::{ibnetdiscover, lfts, path_sl, sl2vl};
+use ibfabric::routing::graph::RoutingGraph;
+use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
 use ibfabric::routing::{ForwardingTables, LidTable};
 use ibfabric::topology::{NodeId, PortRef};
 
@@ -21,6 +26,20 @@ impl PathSl for ByLid<'_> {
     fn sl(&self, slid: u16, dlid: u16) -> u8 {
         self.0.sl(slid, dlid)
     }
+}
+
+/// What the plugin computes with its defaults (2^LMC = 4 layers, layered, seed 1) and the
+/// deadlock `schemes` (8 VLs: ibsim's ports report VLCap VL0-7), for the canonical fabric of
+/// the subnet it saw.
+pub fn core_routing(canon: &Fabric, schemes: &[Scheme]) -> DeadlockFree {
+    let lids = LidTable::from_fabric(canon).unwrap();
+    let graph = RoutingGraph::new(canon);
+    let routing = RoutingConfig {
+        layers: 4,
+        algorithm: Algorithm::Layered(PathLengths::default()),
+        seed: 1,
+    };
+    route_deadlock_free(canon, &lids, &graph, &routing, schemes, Shortage::Fail).unwrap()
 }
 
 /// A small deterministic generator for samples.
