@@ -6,7 +6,10 @@
 
 mod common;
 
-use common::plugin::{LAYERED_USED, MINHOP_USED, canonical, plugin_config, run_opensm_with_plugin};
+use common::plugin::{
+    LAYERED_USED, MINHOP_USED, canonical, plugin_config, run_opensm_with_conf,
+    run_opensm_with_plugin,
+};
 use common::{Ibsim, OpenSm, SUBNET_UP};
 use ibfabric::Fabric;
 use ibfabric::analysis::{self, Options};
@@ -200,18 +203,39 @@ fn bad_plugin_config_falls_back_to_minhop() {
     assert_fell_back_to_minhop(&sim, &sm);
 }
 
+/// Faults injected where the plugin can fail inside the daemon — a panic while routing, a
+/// panic halfway through writing the switches' tables, an error before writing, and a routing
+/// that needs more VLs than exist with `on_vl_shortage: fail` — each logged with its cause;
+/// OpenSM stays up and routes with minhop, whose tables are complete.
 #[test]
-fn panic_in_the_plugin_falls_back_to_minhop_and_opensm_stays_up() {
-    let sim = slim_fly_q5();
-    let path = plugin_config(&sim, "panic.yaml", "debug_panic: true\n");
-    // As a daemon: after the panic it must keep running.
-    let mut sm = run_opensm_with_plugin(&sim, Some(&path), false);
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    assert!(sm.is_running(), "OpenSM died:\n{}", sm.output());
-    let log = sm.log();
-    assert!(
-        log.contains("layered: build_lid_matrices: internal error (panic: debug_panic is set"),
-        "no panic line:\n{log}"
-    );
-    assert_fell_back_to_minhop(&sim, &sm);
+fn faults_in_the_plugin_fall_back_to_minhop_and_opensm_stays_up() {
+    for (config, expected) in [
+        (
+            "debug_fault: routing_panic\n",
+            "layered: build_lid_matrices: internal error (panic: debug_fault routing_panic",
+        ),
+        (
+            "debug_fault: write_panic\n",
+            "layered: ucast_build_fwd_tables: internal error (panic: debug_fault write_panic",
+        ),
+        (
+            "debug_fault: write_error\n",
+            "layered: debug_fault write_error is set in the configuration; tables cleared",
+        ),
+        (
+            "deadlock: dfsssp\nvls: 2\non_vl_shortage: fail\n",
+            "layered: deadlock avoidance: this routing needs 4 virtual lanes to be \
+             deadlock-free, but only 2 exist",
+        ),
+    ] {
+        let sim = slim_fly_q5();
+        let path = plugin_config(&sim, "fault.yaml", config);
+        // As a daemon (with QoS, for the VL case): after the fault it must keep running.
+        let mut sm = run_opensm_with_conf(&sim, "qos TRUE\n", Some(&path), false);
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        assert!(sm.is_running(), "OpenSM died:\n{}", sm.output());
+        let log = sm.log();
+        assert!(log.contains(expected), "no `{expected}` line:\n{log}");
+        assert_fell_back_to_minhop(&sim, &sm);
+    }
 }

@@ -68,6 +68,19 @@ pub enum ShortagePolicy {
     Fail,
 }
 
+/// Faults the configuration can inject (`debug_fault`), so that tests see the plugin fail the
+/// ways it can fail in the field, inside the real daemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fault {
+    /// Panic while routing (`build_lid_matrices`).
+    RoutingPanic,
+    /// Panic after half the switches' tables are written (`ucast_build_fwd_tables`).
+    WritePanic,
+    /// Fail the write with an error before anything is written.
+    WriteError,
+}
+
 /// The plugin's settings.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -96,8 +109,8 @@ pub struct Config {
     /// dump directory after each routing (for `ibfabric deadlock-check`; large fabrics make
     /// large files: LIDs² lines).
     pub path_sl_dump: bool,
-    /// Testing aid: panic inside the routing callback (to exercise the fallback).
-    pub debug_panic: bool,
+    /// Testing aid: a fault injected into a routing callback, to exercise the fallback.
+    pub debug_fault: Option<Fault>,
 }
 
 impl Default for Config {
@@ -115,7 +128,7 @@ impl Default for Config {
             on_vl_shortage: ShortagePolicy::FewerLayers,
             cabling_plan: None,
             path_sl_dump: false,
-            debug_panic: false,
+            debug_fault: None,
         }
     }
 }
@@ -256,7 +269,7 @@ mod tests {
         assert_eq!(routing.layers, 2);
         assert_eq!(routing.seed, 7);
         assert_eq!(routing.algorithm, Algorithm::Minimal);
-        assert!(!config.debug_panic);
+        assert_eq!(config.debug_fault, None);
         assert_eq!(config.deadlock, DeadlockMode::Auto);
     }
 
@@ -271,6 +284,8 @@ mod tests {
         assert_eq!(config.vls, Some(6));
         assert_eq!(config.on_vl_shortage, ShortagePolicy::Fail);
         assert_eq!(config.cabling_plan.as_deref(), Some("/p.yaml"));
+        let faulty = Config::parse("x.yaml", "debug_fault: write_panic\n").unwrap();
+        assert_eq!(faulty.debug_fault, Some(Fault::WritePanic));
     }
 
     #[test]
@@ -283,6 +298,7 @@ mod tests {
             "deadlock: sometimes",
             "vls: 16",
             "on_vl_shortage: panic",
+            "debug_fault: sometimes",
         ] {
             let err = Config::parse("bad.yaml", text).unwrap_err().to_string();
             assert!(err.starts_with("bad.yaml: "), "{text}: {err}");

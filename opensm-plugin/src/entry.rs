@@ -14,7 +14,7 @@ use opensm_sys::{
     osm_switch_set_hops, osm_switch_t,
 };
 
-use crate::config::{Config, DeadlockMode, ShortagePolicy};
+use crate::config::{Config, DeadlockMode, Fault, ShortagePolicy};
 use crate::engine::{DeadlockSettings, NodeRecord, Routed};
 use crate::qos::{QosAnswers, packed};
 use crate::{cabling, engine, logger, snapshot};
@@ -73,6 +73,8 @@ struct Pending {
     reused: bool,
     /// OpenSM's dump directory, when the path SLs are to be written there.
     path_sl_dump: Option<std::path::PathBuf>,
+    /// A fault to inject while writing (testing aid).
+    fault: Option<Fault>,
 }
 
 /// Runs `f`; on panic logs `what` and the panic message and returns `fallback` instead of
@@ -216,8 +218,8 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
         )
     };
     let config = Config::from_options(options.as_deref()).map_err(|e| format!("config: {e}"))?;
-    if config.debug_panic {
-        panic!("debug_panic is set in the configuration");
+    if config.debug_fault == Some(Fault::RoutingPanic) {
+        panic!("debug_fault routing_panic is set in the configuration");
     }
     // SAFETY: called from a routing callback, with OpenSM's lock held exclusively
     // (osm_ucast_mgr.c: osm_ucast_mgr_process).
@@ -240,6 +242,7 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
         }
     }
     let deadlock = deadlock_settings(&config, qos, max_op_vls, &snapshot.records);
+    let inputs_fault = config.debug_fault;
     let path_sl_dump = config
         .path_sl_dump
         .then(|| std::path::PathBuf::from(dump_dir.unwrap_or_else(|| "/var/log".into())));
@@ -282,6 +285,7 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
         started,
         reused,
         path_sl_dump,
+        fault: inputs_fault,
     })
 }
 
@@ -434,8 +438,21 @@ unsafe fn write(pending: &Pending, written: &mut bool) -> Result<(), String> {
             }
         }
     }
+    if pending.fault == Some(Fault::WriteError) {
+        return Err("debug_fault write_error is set in the configuration".into());
+    }
     *written = true;
-    for ((_, entries), &sw) in pending.routed.switches.iter().zip(&pending.switches) {
+    let half = pending.switches.len() / 2;
+    for (i, ((_, entries), &sw)) in pending
+        .routed
+        .switches
+        .iter()
+        .zip(&pending.switches)
+        .enumerate()
+    {
+        if i == half && pending.fault == Some(Fault::WritePanic) {
+            panic!("debug_fault write_panic is set in the configuration");
+        }
         for e in entries {
             // SAFETY: live switch (caller); `e.lid < lft_size` was checked above, and
             // `new_lft` has `lft_size` bytes (osm_switch.c: osm_switch_prepare_path_rebuild).
