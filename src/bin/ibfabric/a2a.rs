@@ -17,7 +17,7 @@ use ibfabric::topology::mlfm::Mlfm;
 use ibfabric::topology::{Construction, TopologySpec};
 
 use crate::output;
-use crate::source::load_fabric;
+use crate::source::{load_fabric, load_tables};
 
 #[derive(Args)]
 pub struct A2aArgs {
@@ -197,20 +197,8 @@ fn routing(
         None => generated,
     };
     if let Some(path) = &args.lfts {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {name}"))?;
-        let dump = lfts::parse(&text, &fabric).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-        for warning in &dump.warnings {
-            log::warn!("{name}: {warning}");
-        }
-        if !fabric
-            .nodes()
-            .iter()
-            .any(|n| n.ports.iter().any(|p| p.lid != 0))
-        {
-            lfts::apply_destination_lids(&mut fabric, &dump.destinations)
-                .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-        }
+        let source = args.fabric.clone().unwrap_or_else(|| fabric.name.clone());
+        let dump = load_tables(path, &mut fabric, &source)?;
         let lids = LidTable::from_fabric(&fabric)?;
         return Ok((fabric, lids, dump.tables));
     }

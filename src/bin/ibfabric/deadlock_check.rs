@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use ibfabric::deadlock::{SlTable, VerifyOptions, identity_row, verify};
-use ibfabric::io::{lfts, path_sl, sl2vl};
+use ibfabric::io::{path_sl, sl2vl};
 use ibfabric::routing::LidTable;
 
 use crate::output;
-use crate::source::load_fabric;
+use crate::source::{load_fabric, load_tables};
 
 #[derive(Args)]
 pub struct DeadlockCheckArgs {
@@ -72,31 +72,7 @@ fn read(path: &Path) -> anyhow::Result<String> {
 /// is found.
 pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
     let mut fabric = load_fabric(&args.fabric, args.node_name_map.as_deref())?;
-    let path = args.lfts.display().to_string();
-    let dump =
-        lfts::parse(&read(&args.lfts)?, &fabric).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-    for warning in &dump.warnings {
-        log::warn!("{path}: {warning}");
-    }
-    if dump.switches == 0 {
-        bail!("{path}: no forwarding table of a switch of {}", fabric.name);
-    }
-    let has_lids = fabric
-        .nodes()
-        .iter()
-        .any(|n| n.ports.iter().any(|p| p.lid != 0));
-    if !has_lids {
-        let ports = lfts::apply_destination_lids(&mut fabric, &dump.destinations)
-            .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-        if ports == 0 {
-            bail!(
-                "{}: the fabric has no LIDs and {path} names no port of it; give an \
-                 ibnetdiscover dump of the live fabric",
-                args.fabric
-            );
-        }
-        log::info!("{}: {ports} port LIDs taken from {path}", args.fabric);
-    }
+    let dump = load_tables(&args.lfts, &mut fabric, &args.fabric)?;
     let lids = LidTable::from_fabric(&fabric).with_context(|| args.fabric.clone())?;
 
     let default_row = identity_row(args.vls);

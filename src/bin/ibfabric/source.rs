@@ -1,5 +1,6 @@
 //! Where a fabric comes from: a topology spec (`slimfly:q=5`), a fabric document (YAML or JSON,
-//! as `ibfabric topo` writes), or an `ibnetdiscover` dump of a live fabric.
+//! as `ibfabric topo` writes), or an `ibnetdiscover` dump of a live fabric; and the forwarding
+//! tables programmed in it (`opensm-lfts.dump` or `ibroute` output).
 
 use std::path::Path;
 
@@ -7,6 +8,7 @@ use anyhow::{Context, bail};
 use ibfabric::Fabric;
 use ibfabric::io::fabric_document::FabricDocument;
 use ibfabric::io::ibnetdiscover;
+use ibfabric::io::lfts::{self, LftDump};
 use ibfabric::io::node_name_map::NodeNameMap;
 use ibfabric::topology::TopologySpec;
 
@@ -49,4 +51,37 @@ pub fn read_node_name_map(path: &Path) -> anyhow::Result<NodeNameMap> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     NodeNameMap::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// Reads the forwarding tables at `path` for `fabric` (named `source` in messages). A fabric
+/// without LIDs (a spec or a document) takes the LIDs the tables' destination comments name.
+///
+/// # Errors
+/// An unreadable or malformed file, no table of a switch of the fabric, or no LIDs at all.
+pub fn load_tables(path: &Path, fabric: &mut Fabric, source: &str) -> anyhow::Result<LftDump> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {name}"))?;
+    let dump = lfts::parse(&text, fabric).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    for warning in &dump.warnings {
+        log::warn!("{name}: {warning}");
+    }
+    if dump.switches == 0 {
+        bail!("{name}: no forwarding table of a switch of {}", fabric.name);
+    }
+    let has_lids = fabric
+        .nodes()
+        .iter()
+        .any(|n| n.ports.iter().any(|p| p.lid != 0));
+    if !has_lids {
+        let ports = lfts::apply_destination_lids(fabric, &dump.destinations)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        if ports == 0 {
+            bail!(
+                "{source}: the fabric has no LIDs and {name} names no port of it; give an \
+                 ibnetdiscover dump of the live fabric"
+            );
+        }
+        log::info!("{source}: {ports} port LIDs taken from {name}");
+    }
+    Ok(dump)
 }
