@@ -41,25 +41,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let level = match cli.verbose {
-        0 => log::LevelFilter::Warn,
-        1 => log::LevelFilter::Info,
-        _ => log::LevelFilter::Debug,
-    };
-    env_logger::Builder::new()
-        .filter_level(level)
-        .parse_default_env()
-        .init();
+    output::init_logging(cli.verbose);
     let result = match cli.command {
         Command::Plan(args) => plan_cmd::run(args),
         Command::Verify(args) => verify_cmd::run(args),
     };
-    match result {
-        Ok(code) => code,
-        Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("cabling: {err:#}");
-            ExitCode::from(2)
-        }
-    }
+    output::exit_code("cabling", result)
 }

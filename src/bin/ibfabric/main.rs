@@ -46,15 +46,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let level = match cli.verbose {
-        0 => log::LevelFilter::Warn,
-        1 => log::LevelFilter::Info,
-        _ => log::LevelFilter::Debug,
-    };
-    env_logger::Builder::new()
-        .filter_level(level)
-        .parse_default_env()
-        .init();
+    output::init_logging(cli.verbose);
     let result = match cli.command {
         Command::Topo(args) => topo::run(args),
         Command::Route(args) => route::run(args),
@@ -63,12 +55,5 @@ fn main() -> ExitCode {
         Command::DeadlockCheck(args) => deadlock_check::run(args),
         Command::A2a(args) => a2a::run(args),
     };
-    match result {
-        Ok(code) => code,
-        Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("ibfabric: {err:#}");
-            ExitCode::from(2)
-        }
-    }
+    output::exit_code("ibfabric", result)
 }

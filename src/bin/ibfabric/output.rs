@@ -1,7 +1,10 @@
-//! Where results go: stdout, or a file replaced atomically (a reader never sees half a file).
+//! Where results go: stdout, or a file replaced atomically (a reader never sees half a file);
+//! diagnostics to stderr at the verbosity asked for; and the exit status (shared by the
+//! `ibfabric` and `cabling` commands).
 
 use std::io::Write;
 use std::path::Path;
+use std::process::ExitCode;
 
 use anyhow::Context;
 
@@ -41,10 +44,37 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 /// Whether the error is a closed stdout (`ibfabric ... | head`), which is not a failure.
-pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// Sends log records to stderr: warnings by default, `-v` info, `-vv` debug; `RUST_LOG`
+/// overrides.
+pub fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => log::LevelFilter::Warn,
+        1 => log::LevelFilter::Info,
+        _ => log::LevelFilter::Debug,
+    };
+    env_logger::Builder::new()
+        .filter_level(level)
+        .parse_default_env()
+        .init();
+}
+
+/// The exit status of a command's result: its own code, success when the reader of stdout
+/// went away, else the error on stderr (prefixed with `program`) and 2.
+pub fn exit_code(program: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{program}: {err:#}");
+            ExitCode::from(2)
+        }
+    }
 }
