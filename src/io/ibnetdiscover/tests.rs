@@ -3,10 +3,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
-use crate::topology::PortRef;
 use crate::io::fixture;
 use crate::io::mutate::{all_fixture_texts, mutants};
 use crate::topology::Construction;
+use crate::topology::PortRef;
 use crate::topology::slimfly::SlimFly;
 
 /// (fixture, switches, CAs, routers, port lines, cables).
