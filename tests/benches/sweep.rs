@@ -1,6 +1,7 @@
 //! OpenSM sweep time with the layered plugin against OpenSM's own engines (`minhop`, `dfsssp`,
 //! `nue`), side by side on the same simulated fabrics: every engine runs stock OpenSM once
-//! (`-o`, LMC 2, QoS on) against a fresh ibsim of the fabric, three times; the medians of
+//! (`-o`, LMC 2, QoS on) against a fresh ibsim of the fabric, `SWEEP_RUNS` times (default 3);
+//! the medians of
 //!
 //! * **routing**: from OpenSM's `Entering MASTER state` to its `<engine> tables configured`
 //!   line — LID assignment, then the routing engine (and its VL assignment) computing every
@@ -23,8 +24,6 @@ use common::plugin::run_opensm_with_conf;
 use common::{Ibsim, OpenSm, OpenSmOptions};
 use ibfabric::io::ibsim;
 use ibfabric::topology::TopologySpec;
-
-const RUNS: usize = 3;
 
 /// Seconds since midnight of an OpenSM log line (`Nov 22 16:25:06 469206 [..] ...`).
 fn timestamp(line: &str) -> Option<f64> {
@@ -78,6 +77,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() {
     let fabrics = std::env::var("SWEEP_FABRICS")
         .unwrap_or_else(|_| "slimfly:q=5;slimfly:q=7;slimfly:q=11;slimfly:q=13".into());
+    let runs: usize = std::env::var("SWEEP_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
     println!("| fabric | switches | LIDs (LMC 2) | engine | routing | sweep | wall |");
     println!("|---|---|---|---|---|---|---|");
     for spec in fabrics.split(';').filter(|s| !s.is_empty()) {
@@ -91,7 +94,7 @@ fn main() {
             let mut sweep = Vec::new();
             let mut wall = Vec::new();
             let mut failure = None;
-            for _ in 0..RUNS {
+            for _ in 0..runs {
                 let sim = Ibsim::start(&net);
                 match run(&sim, engine) {
                     Ok((r, s, w)) => {
