@@ -3,6 +3,8 @@
 //! OpenSM's log before routing, so an admin sees a miswired or missing cable the moment the
 //! subnet manager does.
 
+use std::sync::Arc;
+
 use ibfabric::Fabric;
 use ibfabric::plan::{self, Plan};
 use ibfabric::verify::report::Report;
@@ -10,6 +12,34 @@ use ibfabric::verify::{self, Observation};
 
 /// Most actions logged per sweep; the rest are counted.
 const MAX_ACTIONS_LOGGED: usize = 50;
+
+/// The plan last read, kept while its file is unchanged (reading a large plan takes longer
+/// than routing a small fabric).
+#[derive(Default)]
+pub struct PlanCache {
+    cached: Option<(String, Option<std::time::SystemTime>, Arc<Plan>)>,
+}
+
+impl PlanCache {
+    /// The plan at `path`, read again only when the path or the file's modification time
+    /// changed.
+    ///
+    /// # Errors
+    /// As [`read_plan`].
+    pub fn get(&mut self, path: &str) -> Result<Arc<Plan>, String> {
+        let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        if let Some((p, m, plan)) = &self.cached
+            && p == path
+            && *m == modified
+            && modified.is_some()
+        {
+            return Ok(Arc::clone(plan));
+        }
+        let plan = Arc::new(read_plan(path)?);
+        self.cached = Some((path.to_string(), modified, Arc::clone(&plan)));
+        Ok(plan)
+    }
+}
 
 /// Reads the plan at `path` (YAML/JSON document or CSV cable list).
 ///
@@ -71,6 +101,27 @@ mod tests {
     use ibfabric::plan::build::{PlanOptions, plan_for};
     use ibfabric::topology::TopologySpec;
     use ibfabric::verify::wiring::Wiring;
+
+    #[test]
+    fn plans_are_read_again_only_when_their_file_changes() {
+        let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
+        let plan = plan_for(&spec, &PlanOptions::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.csv");
+        std::fs::write(&path, ibfabric::plan::csv::write(&plan)).unwrap();
+        let path = path.to_str().unwrap();
+        let mut cache = PlanCache::default();
+        let first = cache.get(path).unwrap();
+        assert!(Arc::ptr_eq(&first, &cache.get(path).unwrap()), "cached");
+        // A new file (other modification time): read again.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut fewer = plan.clone();
+        fewer.cables.pop();
+        std::fs::write(path, ibfabric::plan::csv::write(&fewer)).unwrap();
+        let again = cache.get(path).unwrap();
+        assert_eq!(again.cables.len(), plan.cables.len() - 1);
+        assert!(cache.get("/nonexistent/plan.yaml").is_err());
+    }
 
     #[test]
     fn a_fabric_as_planned_is_clean_and_a_swap_is_named() {

@@ -54,6 +54,8 @@ struct Plugin {
     /// Path SLs and SL-to-VL tables of the tables in force; read by the SA's threads.
     answers: RwLock<Option<Arc<QosAnswers>>>,
     last: Mutex<Option<(Inputs, Arc<Routed>)>>,
+    /// The cabling plan of the configuration, while its file is unchanged.
+    plan: Mutex<cabling::PlanCache>,
 }
 
 /// Everything a routing depends on.
@@ -129,6 +131,7 @@ extern "C" fn create(osm: *mut osm_opensm_t) -> *mut c_void {
             pending: Mutex::new(None),
             answers: RwLock::new(None),
             last: Mutex::new(None),
+            plan: Mutex::new(cabling::PlanCache::default()),
         }));
         let module = external_routing_engine_module_t {
             name: ENGINE_NAME.as_ptr(),
@@ -227,7 +230,12 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
     let (fabric, order) =
         engine::build_fabric("opensm", &snapshot.records).map_err(|e| e.to_string())?;
     if let Some(path) = &config.cabling_plan {
-        match cabling::read_plan(path) {
+        let plan = plugin
+            .plan
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(path);
+        match plan {
             Ok(plan) => {
                 let (clean, lines) = cabling::differences(path, &plan, &fabric);
                 for line in lines {
