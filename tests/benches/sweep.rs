@@ -17,13 +17,15 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use common::plugin::plugin_config;
-use common::plugin::run_opensm_with_conf;
+use common::plugin::{plugin_config, with_plugin};
 use common::{Ibsim, OpenSm, OpenSmOptions};
 use ibfabric::io::ibsim;
 use ibfabric::topology::TopologySpec;
+
+/// Longest a sweep may take before the engine is reported as not finishing.
+const UP_WITHIN_SECS: u64 = 600;
 
 /// Seconds since midnight of an OpenSM log line (`Nov 22 16:25:06 469206 [..] ...`).
 fn timestamp(line: &str) -> Option<f64> {
@@ -43,14 +45,22 @@ fn first(log: &str, what: &str) -> Option<f64> {
 /// One OpenSM run: (routing seconds, sweep seconds, wall seconds), or why it failed.
 fn run(sim: &Ibsim, engine: &str) -> Result<(f64, f64, f64), String> {
     let started = Instant::now();
-    let sm: OpenSm = if engine == "layered" {
+    let mut options = if engine == "layered" {
         let config = plugin_config(sim, "layered.yaml", "deadlock: auto\n");
-        run_opensm_with_conf(sim, "qos TRUE\n", Some(&config), true)
+        with_plugin("qos TRUE\n", Some(&config), true)
     } else {
         let mut options = OpenSmOptions::new(engine, 2);
         options.extra_args = vec!["-Q".into()];
-        OpenSm::start(sim, &options)
+        options
     };
+    options.up_within = Duration::from_secs(UP_WITHIN_SECS);
+    let sm = OpenSm::try_start(sim, &options).map_err(|why| {
+        why.lines()
+            .next()
+            .unwrap_or("OpenSM failed")
+            .trim_end_matches(':')
+            .to_string()
+    })?;
     let wall = started.elapsed().as_secs_f64();
     let log = sm.log();
     let configured = format!("{engine} tables configured on all switches");

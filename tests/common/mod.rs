@@ -182,6 +182,8 @@ pub struct OpenSmOptions {
     /// Further environment variables (e.g. `LD_LIBRARY_PATH` naming the directory of an event
     /// plugin, which OpenSM `dlopen`s by name).
     pub env: Vec<(String, std::ffi::OsString)>,
+    /// How long the subnet may take to come up.
+    pub up_within: Duration,
 }
 
 impl OpenSmOptions {
@@ -194,6 +196,7 @@ impl OpenSmOptions {
             config: None,
             extra_args: Vec::new(),
             env: Vec::new(),
+            up_within: Duration::from_secs(120),
         }
     }
 }
@@ -216,16 +219,22 @@ impl OpenSm {
     /// exited, so every table and dump is written).
     ///
     /// # Panics
-    /// If OpenSM exits without bringing the subnet up, or takes longer than 120 s (its log is
-    /// in the message).
+    /// If OpenSM exits without bringing the subnet up, or takes longer than
+    /// [`OpenSmOptions::up_within`] (its log is in the message).
     pub fn start(sim: &Ibsim, options: &OpenSmOptions) -> Self {
+        Self::try_start(sim, options).unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// As [`Self::start`], returning why the subnet did not come up instead of panicking.
+    pub fn try_start(sim: &Ibsim, options: &OpenSmOptions) -> Result<Self, String> {
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let dump_dir = sim.dir().join(format!("opensm-{n}"));
         fs::create_dir_all(&dump_dir).expect("opensm dump dir");
         let log = sim.dir().join(format!("opensm-{n}.log"));
         let mut cmd = Command::new("timeout");
-        cmd.arg(OPENSM_LIFETIME_SECS.to_string())
+        let lifetime = OPENSM_LIFETIME_SECS.max(options.up_within.as_secs() as u32 + 120);
+        cmd.arg(lifetime.to_string())
             .arg("opensm")
             .arg("-f")
             .arg(&log)
@@ -258,32 +267,33 @@ impl OpenSm {
             log,
             dump_dir,
         };
-        sm.wait_subnet_up(options.once);
-        sm
+        sm.wait_subnet_up(options.once, options.up_within)?;
+        Ok(sm)
     }
 
-    fn wait_subnet_up(&mut self, once: bool) {
-        let deadline = Instant::now() + Duration::from_secs(120);
+    fn wait_subnet_up(&mut self, once: bool, within: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + within;
         loop {
             let log = fs::read_to_string(&self.log).unwrap_or_default();
             let up = log.contains(SUBNET_UP);
             match self.child.try_wait() {
+                Ok(Some(_)) if up => return Ok(()),
                 Ok(Some(status)) => {
-                    assert!(
-                        up,
+                    return Err(format!(
                         "opensm exited ({status}) before the subnet was up:\n{}",
                         tail(&log)
-                    );
-                    return;
+                    ));
                 }
-                _ if up && !once => return,
+                _ if up && !once => return Ok(()),
                 _ => {}
             }
-            assert!(
-                Instant::now() < deadline,
-                "opensm: subnet not up after 120 s:\n{}",
-                tail(&log)
-            );
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "opensm: subnet not up after {} s:\n{}",
+                    within.as_secs(),
+                    tail(&log)
+                ));
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }

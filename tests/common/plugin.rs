@@ -71,6 +71,12 @@ pub fn run_opensm_with_conf(
     plugin_options: Option<&str>,
     once: bool,
 ) -> OpenSm {
+    OpenSm::start(sim, &with_plugin(conf, plugin_options, once))
+}
+
+/// The options that run OpenSM with the plugin: `routing_engine layered,minhop`, LMC 2,
+/// further opensm.conf lines `conf`, and `event_plugin_options`.
+pub fn with_plugin(conf: &str, plugin_options: Option<&str>, once: bool) -> OpenSmOptions {
     let mut config = String::from(
         "event_plugin_name osmlayered\nrouting_engine layered,minhop\nlmc 2\n\
          force_log_flush TRUE\n",
@@ -79,7 +85,7 @@ pub fn run_opensm_with_conf(
     if let Some(options) = plugin_options {
         config += &format!("event_plugin_options {options}\n");
     }
-    let options = OpenSmOptions {
+    OpenSmOptions {
         config: Some(config),
         once,
         env: vec![(
@@ -87,8 +93,7 @@ pub fn run_opensm_with_conf(
             plugin_dir().clone().into_os_string(),
         )],
         ..OpenSmOptions::new("layered,minhop", 2)
-    };
-    OpenSm::start(sim, &options)
+    }
 }
 
 /// `fabric` rebuilt the way the plugin snapshots OpenSM's subnet: switches in ascending node
