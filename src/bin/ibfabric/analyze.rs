@@ -4,14 +4,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 use ibfabric::analysis::{self, Options};
-use ibfabric::io::lfts;
 use ibfabric::routing::LidTable;
 
 use crate::output;
-use crate::source::load_fabric;
+use crate::source::{load_fabric, load_tables};
 
 #[derive(Args)]
 pub struct AnalyzeArgs {
@@ -52,37 +51,13 @@ enum Format {
 /// Prints the report; exit status 0 when every entry reaches its destination, 1 otherwise.
 pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let mut fabric = load_fabric(&args.fabric, args.node_name_map.as_deref())?;
-    let path = args.lfts.display().to_string();
-    let text = std::fs::read_to_string(&args.lfts).with_context(|| format!("reading {path}"))?;
-    let dump = lfts::parse(&text, &fabric).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-    for warning in &dump.warnings {
-        log::warn!("{path}: {warning}");
-    }
-    if dump.switches == 0 {
-        bail!("{path}: no forwarding table of a switch of {}", fabric.name);
-    }
-    let has_lids = fabric
-        .nodes()
-        .iter()
-        .any(|n| n.ports.iter().any(|p| p.lid != 0));
-    if !has_lids {
-        let ports = lfts::apply_destination_lids(&mut fabric, &dump.destinations)
-            .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-        if ports == 0 {
-            bail!(
-                "{}: the fabric has no LIDs and {path} names no port of it; give an \
-                 ibnetdiscover dump of the live fabric",
-                args.fabric
-            );
-        }
-        log::info!("{}: {ports} port LIDs taken from {path}", args.fabric);
-    }
+    let tables = load_tables(&mut fabric, &args.fabric, &args.lfts)?;
     let lids = LidTable::from_fabric(&fabric).with_context(|| args.fabric.clone())?;
     let options = Options {
         mat: args.mat,
         max_listed_failures: args.max_failures,
     };
-    let report = analysis::analyze(&fabric, &lids, &dump.tables, &options);
+    let report = analysis::analyze(&fabric, &lids, &tables, &options);
     let rendered = match args.format {
         Format::Text => report.to_string(),
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",

@@ -7,7 +7,9 @@ use anyhow::{Context, bail};
 use ibfabric::Fabric;
 use ibfabric::io::fabric_document::FabricDocument;
 use ibfabric::io::ibnetdiscover;
+use ibfabric::io::lfts;
 use ibfabric::io::node_name_map::NodeNameMap;
+use ibfabric::routing::ForwardingTables;
 use ibfabric::topology::TopologySpec;
 
 /// Loads the fabric named by `source`: an existing file is read by its content, anything else
@@ -49,4 +51,43 @@ pub fn read_node_name_map(path: &Path) -> anyhow::Result<NodeNameMap> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     NodeNameMap::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// Reads forwarding tables (opensm-lfts.dump or concatenated `ibroute` output) for `fabric`
+/// (named `fabric_source` in messages); a fabric without LIDs takes them from the tables'
+/// destination comments.
+pub fn load_tables(
+    fabric: &mut Fabric,
+    fabric_source: &str,
+    path: &Path,
+) -> anyhow::Result<ForwardingTables> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {name}"))?;
+    let dump = lfts::parse(&text, fabric).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    for warning in &dump.warnings {
+        log::warn!("{name}: {warning}");
+    }
+    if dump.switches == 0 {
+        bail!("{name}: no forwarding table of a switch of {}", fabric.name);
+    }
+    if !has_lids(fabric) {
+        let ports = lfts::apply_destination_lids(fabric, &dump.destinations)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        if ports == 0 {
+            bail!(
+                "{fabric_source}: the fabric has no LIDs and {name} names no port of it; give an \
+                 ibnetdiscover dump of the live fabric"
+            );
+        }
+        log::info!("{fabric_source}: {ports} port LIDs taken from {name}");
+    }
+    Ok(dump.tables)
+}
+
+/// Whether any port of the fabric has a LID (a live fabric's dump, or tables applied).
+pub fn has_lids(fabric: &Fabric) -> bool {
+    fabric
+        .nodes()
+        .iter()
+        .any(|n| n.ports.iter().any(|p| p.lid != 0))
 }
