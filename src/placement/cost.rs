@@ -322,6 +322,19 @@ impl<'r> Evaluator<'r> {
         }
     }
 
+    /// Whether a message in `touched` crosses a cable with its step's maximum load.
+    fn touches_a_busiest_cable(&self) -> bool {
+        let cables = self.routes.cable_count();
+        self.touched.iter().any(|&m| {
+            let (x, y, k) = self.messages[m as usize];
+            let (k, max) = (k as usize, self.max_load[k as usize]);
+            self.routes
+                .path(self.place[x as usize], self.place[y as usize])
+                .iter()
+                .any(|&c| self.load[k * cables + c as usize] == max)
+        })
+    }
+
     /// Swaps ranks a and b if that lowers the objective; returns whether it did.
     pub fn try_swap(&mut self, a: u32, b: u32) -> bool {
         match self.objective {
@@ -336,6 +349,12 @@ impl<'r> Evaluator<'r> {
                 }
             }
             Objective::Contention => {
+                // Contention can only fall if a touched message leaves a busiest cable of its
+                // step (other cables keep their loads); otherwise only fewer hops can make the
+                // swap better, and the hop delta is cheap.
+                if self.hop_delta(a, b) >= 0 && !self.touches_a_busiest_cable() {
+                    return false;
+                }
                 let before = self.cost.key(self.objective);
                 self.swap(a, b);
                 if self.cost.key(self.objective) < before {
