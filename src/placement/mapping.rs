@@ -6,7 +6,8 @@
 //!   consecutive hosts in node order, which is ring order for the shortcut and circulant
 //!   constructions) or simply the first ones — and numbers them in ascending node order
 //!   (ring-consecutive: along the run), the study's ascending-order rank placement.
-//! * [`rank_order`] numbers hosts already allocated (a job's host list): ascending node order,
+//! * [`rank_order`] numbers hosts already allocated (a job's host list): as listed, ascending
+//!   node order (construction order for generated fabrics, discovery order for a dump),
 //!   a seeded shuffle, breadth-first order from the first host's switch, or ring order starting
 //!   after the widest gap between allocated switches.
 
@@ -29,6 +30,9 @@ pub struct Slot {
 /// A baseline mapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mapping {
+    /// The order the hosts are listed in (a scheduler's order); for [`allocate`], the first
+    /// hosts.
+    AsListed,
     /// Ascending node order.
     Ascending,
     /// Seeded random.
@@ -43,6 +47,7 @@ impl Mapping {
     /// The command-line name.
     pub fn name(self) -> &'static str {
         match self {
+            Mapping::AsListed => "as-listed",
             Mapping::Ascending => "ascending",
             Mapping::Random => "random",
             Mapping::Tree => "tree",
@@ -62,12 +67,13 @@ impl FromStr for Mapping {
 
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
+            "as-listed" => Ok(Mapping::AsListed),
             "ascending" => Ok(Mapping::Ascending),
             "random" => Ok(Mapping::Random),
             "tree" => Ok(Mapping::Tree),
             "ring" => Ok(Mapping::Ring),
             other => Err(format!(
-                "unknown mapping {other:?} (ascending, random, tree or ring)"
+                "unknown mapping {other:?} (as-listed, ascending, random, tree or ring)"
             )),
         }
     }
@@ -132,7 +138,7 @@ pub fn allocate(
     let n = candidates.len();
     let mut rng = Rng::new(seed);
     let mut chosen: Vec<u32> = match mapping {
-        Mapping::Ascending => (0..count as u32).collect(),
+        Mapping::AsListed | Mapping::Ascending => (0..count as u32).collect(),
         Mapping::Random => {
             let mut all: Vec<u32> = (0..n as u32).collect();
             rng.shuffle(&mut all);
@@ -168,6 +174,7 @@ pub fn rank_order(mapping: Mapping, slots: &[Slot], graph: &SwitchGraph, seed: u
     let mut order: Vec<u32> = (0..slots.len() as u32).collect();
     let key = |i: &u32| slots[*i as usize].port;
     match mapping {
+        Mapping::AsListed => {}
         Mapping::Ascending => order.sort_by_key(key),
         Mapping::Random => Rng::new(seed).shuffle(&mut order),
         Mapping::Tree => {

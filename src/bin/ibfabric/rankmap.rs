@@ -82,7 +82,10 @@ enum ObjectiveArg {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum MappingArg {
-    /// Ascending node order of the fabric.
+    /// The order of the hosts file (e.g. the scheduler's).
+    AsListed,
+    /// Ascending node order of the fabric (construction order for a generated fabric, ring
+    /// order for shortcut and circulant; discovery order for an ibnetdiscover dump).
     Ascending,
     /// Seeded random order.
     Random,
@@ -183,6 +186,7 @@ pub fn run(args: RankmapArgs) -> anyhow::Result<ExitCode> {
         ObjectiveArg::Contention => Objective::Contention,
     };
     let mapping = match args.mapping {
+        MappingArg::AsListed => Mapping::AsListed,
         MappingArg::Ascending => Mapping::Ascending,
         MappingArg::Random => Mapping::Random,
         MappingArg::Tree => Mapping::Tree,
