@@ -83,7 +83,7 @@ impl Circulant {
             jumps,
             hosts_per_switch,
         };
-        let ports = this.degree() + hosts_per_switch;
+        let ports = u64::from(this.degree()) + u64::from(hosts_per_switch);
         if ports > 254 {
             return fail(format!("{ports} ports per switch needed (at most 254)"));
         }
@@ -113,7 +113,7 @@ impl Construction for Circulant {
     fn size(&self) -> Size {
         Size {
             switches: self.nodes as usize,
-            endpoints: (self.nodes * self.hosts_per_switch) as usize,
+            endpoints: self.nodes as usize * self.hosts_per_switch as usize,
             ports_per_switch: (self.degree() + self.hosts_per_switch) as usize,
         }
     }

@@ -40,11 +40,15 @@ impl Shortcut {
     ) -> Result<Self, TopologyError> {
         let size = |d: u32| Size {
             switches: nodes as usize,
-            endpoints: (nodes * hosts_per_switch) as usize,
-            ports_per_switch: (d + hosts_per_switch) as usize,
+            endpoints: nodes as usize * hosts_per_switch as usize,
+            ports_per_switch: d as usize + hosts_per_switch as usize,
         };
-        let valid =
-            |d: u32| d >= 2 && d < nodes && (nodes * d) % 2 == 0 && d + hosts_per_switch <= 254;
+        let valid = |d: u32| {
+            d >= 2
+                && d < nodes
+                && nodes % 2 * (d % 2) == 0
+                && u64::from(d) + u64::from(hosts_per_switch) <= 254
+        };
         if nodes < 3 {
             return Err(TopologyError::plain(
                 "shortcut",
@@ -57,15 +61,15 @@ impl Shortcut {
                     "degree {degree} must be between 2 (the ring) and nodes − 1 = {}",
                     nodes - 1
                 )
-            } else if nodes * degree % 2 == 1 {
+            } else if nodes % 2 == 1 && degree % 2 == 1 {
                 format!(
                     "nodes × degree = {} must be even (every cable has two ends)",
-                    nodes * degree
+                    u64::from(nodes) * u64::from(degree)
                 )
             } else {
                 format!(
                     "{} ports per switch needed (at most 254)",
-                    degree + hosts_per_switch
+                    u64::from(degree) + u64::from(hosts_per_switch)
                 )
             };
             return Err(TopologyError::scalar(
@@ -73,7 +77,7 @@ impl Shortcut {
                 "degree",
                 degree,
                 problem,
-                (2, nodes - 1),
+                (2, (nodes - 1).min(254)),
                 |d| valid(d).then(|| size(d)),
             ));
         }
@@ -163,7 +167,7 @@ impl Construction for Shortcut {
     fn size(&self) -> Size {
         Size {
             switches: self.nodes as usize,
-            endpoints: (self.nodes * self.hosts_per_switch) as usize,
+            endpoints: self.nodes as usize * self.hosts_per_switch as usize,
             ports_per_switch: (self.degree + self.hosts_per_switch) as usize,
         }
     }
