@@ -5,8 +5,9 @@
 //! The ring cables are i — i+1 (mod n). The shortcuts come from the pairing model: every switch
 //! gets d − 2 stubs, the stubs are matched at random, and a shortcut that would be a self-loop
 //! or duplicate a cable (ring or shortcut) is repaired by swapping ends with another random
-//! shortcut. Every switch ends with exactly d cables, so n·d must be even. Deterministic per
-//! seed.
+//! shortcut. Dense networks (more than half of the possible shortcuts) draw the shortcuts
+//! they leave out the same way and take all others. Every switch ends with exactly d cables,
+//! so n·d must be even. Deterministic per seed.
 //!
 //! Switch i is named `sc<i>`, its hosts `sc<i>-h<j>`. Ports: 1 to the ring successor, 2 to
 //! the ring predecessor, 3..=d the shortcuts in matching order, d + 1 ..= d + hosts the hosts.
@@ -91,23 +92,52 @@ impl Shortcut {
 
     /// The shortcut cables (ring cables excluded) as pairs of switch indexes: together with the
     /// ring a simple d-regular graph.
+    ///
+    /// Dense networks (more than half of the non-ring pairs are shortcuts) draw the missing
+    /// shortcuts instead and take every other pair: random repair converges on sparse graphs,
+    /// and near-complete ones leave it too little room.
     pub fn shortcuts(&self) -> Vec<(u32, u32)> {
         let n = self.nodes;
         let key = |a: u32, b: u32| (a.min(b), a.max(b));
         let ring: HashSet<(u32, u32)> = (0..n).map(|i| key(i, (i + 1) % n)).collect();
-        let mut attempt = self.seed;
-        loop {
-            let mut rng = Rng::new(attempt);
-            let mut stubs: Vec<u32> = (0..n)
-                .flat_map(|v| std::iter::repeat_n(v, (self.degree - 2) as usize))
-                .collect();
-            rng.shuffle(&mut stubs);
-            let mut pairs: Vec<(u32, u32)> = stubs.chunks(2).map(|c| (c[0], c[1])).collect();
-            if repair(&mut pairs, &ring, &mut rng) {
-                return pairs;
-            }
-            attempt = attempt.wrapping_add(0x9E37_79B9);
+        let wanted = self.degree - 2;
+        let free = n - 3;
+        if 2 * wanted <= free {
+            return random_regular_avoiding(n, wanted, &ring, self.seed);
         }
+        let mut taken = ring;
+        taken.extend(
+            random_regular_avoiding(n, free - wanted, &taken, self.seed)
+                .into_iter()
+                .map(|(a, b)| key(a, b)),
+        );
+        (0..n)
+            .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+            .filter(|p| !taken.contains(p))
+            .collect()
+    }
+}
+
+/// A seeded random k-regular simple graph on n vertices with no edge in `avoid` (pairing
+/// model, repaired by random swaps; retried with derived seeds until it succeeds).
+fn random_regular_avoiding(
+    n: u32,
+    k: u32,
+    avoid: &HashSet<(u32, u32)>,
+    seed: u64,
+) -> Vec<(u32, u32)> {
+    let mut attempt = seed;
+    loop {
+        let mut rng = Rng::new(attempt);
+        let mut stubs: Vec<u32> = (0..n)
+            .flat_map(|v| std::iter::repeat_n(v, k as usize))
+            .collect();
+        rng.shuffle(&mut stubs);
+        let mut pairs: Vec<(u32, u32)> = stubs.chunks(2).map(|c| (c[0], c[1])).collect();
+        if repair(&mut pairs, avoid, &mut rng) {
+            return pairs;
+        }
+        attempt = attempt.wrapping_add(0x9E37_79B9);
     }
 }
 
@@ -206,7 +236,18 @@ mod tests {
 
     #[test]
     fn shortcut_networks_are_rings_plus_shortcuts_simple_and_regular() {
-        for (n, d) in [(3, 2), (10, 3), (16, 4), (50, 7), (64, 5), (128, 19)] {
+        for (n, d) in [
+            (3, 2),
+            (10, 3),
+            (16, 4),
+            (50, 7),
+            (64, 5),
+            (128, 19),
+            (12, 7),
+            (16, 15),
+            (20, 18),
+            (40, 25),
+        ] {
             for seed in 0..4 {
                 let fabric = Shortcut::new(n, d, 1, seed).unwrap().build();
                 let graph = SwitchGraph::new(&fabric);
