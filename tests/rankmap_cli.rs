@@ -199,3 +199,36 @@ fn output_files_are_written_whole() {
         "{names:?}"
     );
 }
+
+#[test]
+fn a_cabling_plan_is_the_same_fabric_as_its_spec() {
+    use ibfabric::plan::build::{PlanOptions, plan_for};
+    use ibfabric::plan::document::PlanDocument;
+    let spec = "shortcut:nodes=32,degree=5,hosts=1,seed=1";
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan_for(&spec.parse().unwrap(), &PlanOptions::default()).unwrap();
+    let plan_path = dir.path().join("plan.yaml");
+    let yaml = yaml_serde::to_string(&PlanDocument::from_plan(&plan)).unwrap();
+    std::fs::write(&plan_path, yaml).unwrap();
+    let hosts_path = dir.path().join("hosts.txt");
+    let hosts: Vec<String> = (0..20).map(|i| format!("sc{}-h0", i * 3 % 32)).collect();
+    std::fs::write(&hosts_path, hosts.join("\n")).unwrap();
+    let hostfile = |fabric: &str| {
+        let out = ibfabric(&[
+            "rankmap",
+            "--fabric",
+            fabric,
+            "--hosts",
+            hosts_path.to_str().unwrap(),
+            "--collective",
+            "alltoall",
+            "--mapping",
+            "as-listed",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        // The objective before and after, without the time taken.
+        let objective = stderr(&out).split(';').next().unwrap().to_string();
+        (out.stdout, objective)
+    };
+    assert_eq!(hostfile(spec), hostfile(plan_path.to_str().unwrap()));
+}

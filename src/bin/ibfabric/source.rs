@@ -1,5 +1,6 @@
 //! Where a fabric comes from: a topology spec (`slimfly:q=5`), a fabric document (YAML or JSON,
-//! as `ibfabric topo` writes), or an `ibnetdiscover` dump of a live fabric.
+//! as `ibfabric topo` writes), a cabling plan (`plan.yaml` of `cabling plan`), or an
+//! `ibnetdiscover` dump of a live fabric.
 
 use std::path::Path;
 
@@ -9,6 +10,7 @@ use ibfabric::io::fabric_document::FabricDocument;
 use ibfabric::io::ibnetdiscover;
 use ibfabric::io::lfts;
 use ibfabric::io::node_name_map::NodeNameMap;
+use ibfabric::plan::document::PlanDocument;
 use ibfabric::routing::ForwardingTables;
 use ibfabric::topology::TopologySpec;
 
@@ -28,6 +30,12 @@ pub fn load_fabric(source: &str, node_name_map: Option<&Path>) -> anyhow::Result
         let doc: FabricDocument = serde_json::from_str(&text)
             .with_context(|| format!("{source}: not a fabric document"))?;
         return doc.to_fabric().with_context(|| source.to_string());
+    }
+    if text.lines().any(|l| l == "racks:" || l == "steps:") {
+        let doc: PlanDocument =
+            yaml_serde::from_str(&text).with_context(|| format!("{source}: not a cabling plan"))?;
+        let plan = doc.to_plan().with_context(|| source.to_string())?;
+        return plan.to_fabric().with_context(|| source.to_string());
     }
     if start.starts_with("name:") || text.lines().any(|l| l == "nodes:") {
         let doc: FabricDocument = yaml_serde::from_str(&text)
