@@ -7,12 +7,12 @@ use crate::routing::rng::Rng;
 use crate::routing::{Routed, assign_lids, route_fabric};
 use crate::topology::{Fabric, SwitchGraph, TopologySpec};
 
-struct Routed2 {
+struct RoutedFabric {
     fabric: Fabric,
     routed: Routed,
 }
 
-fn routed(spec: &str) -> Routed2 {
+fn routed(spec: &str) -> RoutedFabric {
     let spec: TopologySpec = spec.parse().unwrap();
     let mut fabric = spec.construction().unwrap().build();
     assign_lids(&mut fabric, 0).unwrap();
@@ -22,10 +22,10 @@ fn routed(spec: &str) -> Routed2 {
         seed: 1,
     };
     let routed = route_fabric(&fabric, &config).unwrap();
-    Routed2 { fabric, routed }
+    RoutedFabric { fabric, routed }
 }
 
-fn routes_for(r: &Routed2, slots: &[Slot], paths: bool) -> HostRoutes {
+fn routes_for(r: &RoutedFabric, slots: &[Slot], paths: bool) -> HostRoutes {
     let ports: Vec<_> = slots.iter().map(|s| s.port).collect();
     HostRoutes::from_tables(&r.fabric, &r.routed.lids, &r.routed.tables, &ports, paths).unwrap()
 }
