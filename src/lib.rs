@@ -10,6 +10,7 @@ pub mod collectives;
 pub mod deadlock;
 pub mod gf;
 pub mod io;
+pub mod placement;
 pub mod plan;
 pub mod routing;
 pub mod topology;

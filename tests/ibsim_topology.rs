@@ -56,3 +56,10 @@ fn polarfly_and_fat_tree_are_discovered_exactly_as_generated() {
     discover_and_compare("polarfly:q=5");
     discover_and_compare("fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=3");
 }
+
+#[test]
+fn shortcut_and_circulant_networks_are_discovered_exactly_as_generated() {
+    discover_and_compare("shortcut:nodes=32,degree=5,hosts=2,seed=1");
+    discover_and_compare("circulant:nodes=16,hosts=1");
+    discover_and_compare("circulant:nodes=12,jumps=1,2,6,hosts=1");
+}

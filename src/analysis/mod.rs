@@ -25,7 +25,7 @@
 //! Switch LIDs are checked for completeness only: they carry management traffic, so the path,
 //! disjointness, load and MAT metrics are about the endpoint LIDs.
 
-mod context;
+pub(crate) mod context;
 pub mod mat;
 mod text;
 

@@ -16,6 +16,7 @@
 pub mod diagnostic;
 pub mod dot;
 pub mod fabric_document;
+pub mod hostfile;
 pub mod iblinkinfo;
 pub mod ibnetdiscover;
 pub mod ibsim;

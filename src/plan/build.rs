@@ -79,6 +79,8 @@ pub fn plan_for(spec: &TopologySpec, options: &PlanOptions) -> Result<Plan, Buil
         TopologySpec::PolarFly { .. } => ("PF", rack_placements(&fabric)),
         TopologySpec::FatTree { .. } => ("FT", rack_placements(&fabric)),
         TopologySpec::Random { .. } => ("RR", rack_placements(&fabric)),
+        TopologySpec::Shortcut { .. } => ("SC", rack_placements(&fabric)),
+        TopologySpec::Circulant { .. } => ("CIRC", rack_placements(&fabric)),
     };
     let prefix = options
         .cable_prefix

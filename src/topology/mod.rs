@@ -5,6 +5,7 @@
 //! parameters are refused with a [`TopologyError`] that names the nearest valid ones.
 
 mod builder;
+pub mod circulant;
 pub mod compare;
 mod fabric;
 pub mod fattree;
@@ -14,6 +15,7 @@ pub mod mlfm;
 mod params;
 pub mod polarfly;
 pub mod random_regular;
+pub mod shortcut;
 pub mod slimfly;
 mod spec;
 mod switch_graph;

@@ -4,11 +4,13 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::circulant::Circulant;
 use super::fattree::FatTree;
 use super::lsft::Lsft;
 use super::mlfm::Mlfm;
 use super::polarfly::PolarFly;
 use super::random_regular::RandomRegular;
+use super::shortcut::Shortcut;
 use super::slimfly::SlimFly;
 use super::{Construction, TopologyError};
 
@@ -61,6 +63,26 @@ pub enum TopologySpec {
         /// Hosts per leaf.
         hosts_per_leaf: u32,
     },
+    /// Ring-based random shortcut network.
+    Shortcut {
+        /// Switches on the ring.
+        nodes: u32,
+        /// Network degree (ring included).
+        degree: u32,
+        /// Hosts per switch.
+        hosts: u32,
+        /// Seed.
+        seed: u32,
+    },
+    /// Circulant network C(n; jumps).
+    Circulant {
+        /// Switches.
+        nodes: u32,
+        /// Jumps (empty: 1, 2, 4, …, n/2).
+        jumps: Vec<u32>,
+        /// Hosts per switch.
+        hosts: u32,
+    },
 }
 
 impl TopologySpec {
@@ -70,6 +92,17 @@ impl TopologySpec {
     /// Impossible parameters, with the nearest valid ones where there are such.
     pub fn construction(&self) -> Result<Box<dyn Construction>, TopologyError> {
         Ok(match *self {
+            TopologySpec::Shortcut {
+                nodes,
+                degree,
+                hosts,
+                seed,
+            } => Box::new(Shortcut::new(nodes, degree, hosts, u64::from(seed))?),
+            TopologySpec::Circulant {
+                nodes,
+                ref jumps,
+                hosts,
+            } => Box::new(Circulant::new(nodes, jumps, hosts)?),
             TopologySpec::SlimFly { q, p } => Box::new(SlimFly::new(q, p)?),
             TopologySpec::Mlfm { d } => Box::new(Mlfm::new(d)?),
             TopologySpec::Lsft { n } => Box::new(Lsft::new(n)?),
@@ -103,7 +136,7 @@ impl TopologySpec {
 /// Why a compact spec string could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "topology spec {text:?}: {problem} (expected e.g. slimfly:q=5, slimfly:q=7,p=4, mlfm:d=3, lsft:n=3, polarfly:q=7, fattree:leaves=12,spines=6,links-per-pair=3,hosts-per-leaf=18, random:switches=32,degree=5,hosts=2,seed=1)"
+    "topology spec {text:?}: {problem} (expected e.g. slimfly:q=5, slimfly:q=7,p=4, mlfm:d=3, lsft:n=3, polarfly:q=7, fattree:leaves=12,spines=6,links-per-pair=3,hosts-per-leaf=18, random:switches=32,degree=5,hosts=2,seed=1, shortcut:nodes=64,degree=6,seed=1, circulant:nodes=16,jumps=1,2,4,8)"
 )]
 pub struct SpecError {
     text: String,
@@ -122,9 +155,13 @@ impl FromStr for TopologySpec {
         let (kind, params) = text.split_once(':').unwrap_or((text, ""));
         let mut values: Vec<(&str, u32)> = Vec::new();
         for pair in params.split(',').filter(|p| !p.is_empty()) {
-            let (key, value) = pair
-                .split_once('=')
-                .ok_or_else(|| fail(format!("{pair:?} is not key=value")))?;
+            // A bare number continues a list (`jumps=1,2,4`).
+            let continues_list = values.last().is_some_and(|&(k, _)| k == "jumps");
+            let (key, value) = match pair.split_once('=') {
+                Some(kv) => kv,
+                None if continues_list => ("jumps", pair),
+                None => return Err(fail(format!("{pair:?} is not key=value"))),
+            };
             let value = value
                 .parse()
                 .map_err(|_| fail(format!("{key} = {value:?} is not a whole number")))?;
@@ -136,6 +173,8 @@ impl FromStr for TopologySpec {
             "lsft" => &["n"],
             "fattree" => &["leaves", "spines", "links-per-pair", "hosts-per-leaf"],
             "random" => &["switches", "degree", "hosts", "seed"],
+            "shortcut" => &["nodes", "degree", "hosts", "seed"],
+            "circulant" => &["nodes", "jumps", "hosts"],
             other => return Err(fail(format!("unknown kind {other:?}"))),
         };
         if let Some((key, _)) = values.iter().find(|(k, _)| !allowed.contains(k)) {
@@ -162,6 +201,21 @@ impl FromStr for TopologySpec {
                 degree: need("degree")?,
                 hosts: get("hosts").unwrap_or(1),
                 seed: get("seed").unwrap_or(0),
+            },
+            "shortcut" => TopologySpec::Shortcut {
+                nodes: need("nodes")?,
+                degree: need("degree")?,
+                hosts: get("hosts").unwrap_or(1),
+                seed: get("seed").unwrap_or(0),
+            },
+            "circulant" => TopologySpec::Circulant {
+                nodes: need("nodes")?,
+                jumps: values
+                    .iter()
+                    .filter(|(k, _)| *k == "jumps")
+                    .map(|&(_, v)| v)
+                    .collect(),
+                hosts: get("hosts").unwrap_or(1),
             },
             _ => TopologySpec::FatTree {
                 leaves: need("leaves")?,
@@ -202,6 +256,27 @@ impl fmt::Display for TopologySpec {
                 f,
                 "fattree:leaves={leaves},spines={spines},links-per-pair={links_per_pair},hosts-per-leaf={hosts_per_leaf}"
             ),
+            TopologySpec::Shortcut {
+                nodes,
+                degree,
+                hosts,
+                seed,
+            } => write!(
+                f,
+                "shortcut:nodes={nodes},degree={degree},hosts={hosts},seed={seed}"
+            ),
+            TopologySpec::Circulant {
+                nodes,
+                jumps,
+                hosts,
+            } => {
+                write!(f, "circulant:nodes={nodes}")?;
+                if !jumps.is_empty() {
+                    let jumps: Vec<String> = jumps.iter().map(u32::to_string).collect();
+                    write!(f, ",jumps={}", jumps.join(","))?;
+                }
+                write!(f, ",hosts={hosts}")
+            }
         }
     }
 }
@@ -219,6 +294,9 @@ mod tests {
             "lsft:n=3",
             "polarfly:q=5",
             "fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=4",
+            "shortcut:nodes=64,degree=6,hosts=1,seed=3",
+            "circulant:nodes=16,jumps=1,3,hosts=2",
+            "circulant:nodes=16,hosts=1",
         ] {
             let spec: TopologySpec = text.parse().unwrap();
             assert_eq!(spec.to_string(), text);
@@ -234,5 +312,7 @@ mod tests {
         assert!(err("slimfly:d=3").contains("slimfly takes q, p, not d"));
         assert!(err("slimfly").contains("slimfly needs q="));
         assert!(err("mlfm:d=x").contains("d = \"x\" is not a whole number"));
+        assert!(err("shortcut:nodes=8,2").contains("\"2\" is not key=value"));
+        assert!(err("circulant:jumps=1,2").contains("circulant needs nodes="));
     }
 }

@@ -198,9 +198,9 @@ fn routing(
     };
     if let Some(path) = &args.lfts {
         let source = args.fabric.clone().unwrap_or_else(|| fabric.name.clone());
-        let dump = load_tables(path, &mut fabric, &source)?;
+        let tables = load_tables(&mut fabric, &source, path)?;
         let lids = LidTable::from_fabric(&fabric)?;
-        return Ok((fabric, lids, dump.tables));
+        return Ok((fabric, lids, tables));
     }
     match mlfm {
         Some(mlfm) => {

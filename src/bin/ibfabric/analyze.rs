@@ -51,13 +51,13 @@ enum Format {
 /// Prints the report; exit status 0 when every entry reaches its destination, 1 otherwise.
 pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let mut fabric = load_fabric(&args.fabric, args.node_name_map.as_deref())?;
-    let dump = load_tables(&args.lfts, &mut fabric, &args.fabric)?;
+    let tables = load_tables(&mut fabric, &args.fabric, &args.lfts)?;
     let lids = LidTable::from_fabric(&fabric).with_context(|| args.fabric.clone())?;
     let options = Options {
         mat: args.mat,
         max_listed_failures: args.max_failures,
     };
-    let report = analysis::analyze(&fabric, &lids, &dump.tables, &options);
+    let report = analysis::analyze(&fabric, &lids, &tables, &options);
     let rendered = match args.format {
         Format::Text => report.to_string(),
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",

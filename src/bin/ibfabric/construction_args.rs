@@ -68,12 +68,60 @@ pub enum Construction {
         #[arg(long, default_value_t = 0)]
         seed: u32,
     },
+    /// Ring-based random shortcut network: a ring plus random shortcuts to degree d.
+    Shortcut {
+        /// Switches on the ring.
+        #[arg(long)]
+        nodes: u32,
+        /// Network degree, ring included (nodes × degree even).
+        #[arg(long)]
+        degree: u32,
+        /// Hosts per switch.
+        #[arg(long, default_value_t = 1)]
+        hosts: u32,
+        /// Seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u32,
+    },
+    /// Circulant network: switch i cabled to i ± every jump.
+    Circulant {
+        /// Switches.
+        #[arg(long)]
+        nodes: u32,
+        /// Jumps, comma-separated, each in 1..=nodes/2 [default: 1,2,4,…,nodes/2 for nodes a
+        /// power of two].
+        #[arg(long, value_delimiter = ',')]
+        jumps: Vec<u32>,
+        /// Hosts per switch.
+        #[arg(long, default_value_t = 1)]
+        hosts: u32,
+    },
 }
 
 impl Construction {
     /// The spec the core builds.
     pub fn spec(&self) -> TopologySpec {
         match *self {
+            Construction::Shortcut {
+                nodes,
+                degree,
+                hosts,
+                seed,
+            } => TopologySpec::Shortcut {
+                nodes,
+                degree,
+                hosts,
+                seed,
+            },
+            Construction::Circulant {
+                nodes,
+                ref jumps,
+                hosts,
+            } => TopologySpec::Circulant {
+                nodes,
+                jumps: jumps.clone(),
+                hosts,
+            },
             Construction::Slimfly { q, p } => TopologySpec::SlimFly { q, p },
             Construction::Mlfm { d } => TopologySpec::Mlfm { d },
             Construction::Lsft { n } => TopologySpec::Lsft { n },

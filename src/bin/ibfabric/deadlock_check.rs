@@ -72,7 +72,7 @@ fn read(path: &Path) -> anyhow::Result<String> {
 /// is found.
 pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
     let mut fabric = load_fabric(&args.fabric, args.node_name_map.as_deref())?;
-    let dump = load_tables(&args.lfts, &mut fabric, &args.fabric)?;
+    let lfts = load_tables(&mut fabric, &args.fabric, &args.lfts)?;
     let lids = LidTable::from_fabric(&fabric).with_context(|| args.fabric.clone())?;
 
     let default_row = identity_row(args.vls);
@@ -117,7 +117,7 @@ pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
         switch_lids: !args.no_switch_lids,
         max_listed: args.max_examples,
     };
-    let verdict = verify(&fabric, &lids, &dump.tables, &sls, &tables, &options);
+    let verdict = verify(&fabric, &lids, &lfts, &sls, &tables, &options);
     let rendered = match args.format {
         Format::Text => format!("{}: {}\n{verdict}", fabric.name, fabric.summary()),
         Format::Json => serde_json::to_string_pretty(&verdict)? + "\n",

@@ -9,6 +9,7 @@ mod construction_args;
 mod deadlock_check;
 mod diff;
 mod output;
+mod rankmap;
 mod route;
 mod source;
 mod topo;
@@ -42,6 +43,8 @@ enum Command {
     DeadlockCheck(deadlock_check::DeadlockCheckArgs),
     /// All-to-all schedules (shift, MLFM, Latin-square fat-tree) and their congestion check.
     A2a(a2a::A2aArgs),
+    /// Number a job's hosts so that a collective crosses fewer switch hops (two-opt rank placement); write the hostfile.
+    Rankmap(rankmap::RankmapArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Command::Analyze(args) => analyze::run(args),
         Command::DeadlockCheck(args) => deadlock_check::run(args),
         Command::A2a(args) => a2a::run(args),
+        Command::Rankmap(args) => rankmap::run(args),
     };
     output::exit_code("ibfabric", result)
 }

@@ -1,6 +1,7 @@
 //! Where a fabric comes from: a topology spec (`slimfly:q=5`), a fabric document (YAML or JSON,
-//! as `ibfabric topo` writes), or an `ibnetdiscover` dump of a live fabric; and the forwarding
-//! tables programmed in it (`opensm-lfts.dump` or `ibroute` output).
+//! as `ibfabric topo` writes), a cabling plan (`plan.yaml` of `cabling plan`), or an
+//! `ibnetdiscover` dump of a live fabric; and the forwarding tables programmed in it
+//! (`opensm-lfts.dump` or `ibroute` output).
 
 use std::path::Path;
 
@@ -8,8 +9,10 @@ use anyhow::{Context, bail};
 use ibfabric::Fabric;
 use ibfabric::io::fabric_document::FabricDocument;
 use ibfabric::io::ibnetdiscover;
-use ibfabric::io::lfts::{self, LftDump};
+use ibfabric::io::lfts;
 use ibfabric::io::node_name_map::NodeNameMap;
+use ibfabric::plan::document::PlanDocument;
+use ibfabric::routing::ForwardingTables;
 use ibfabric::topology::TopologySpec;
 
 /// Loads the fabric named by `source`: an existing file is read by its content, anything else
@@ -28,6 +31,12 @@ pub fn load_fabric(source: &str, node_name_map: Option<&Path>) -> anyhow::Result
         let doc: FabricDocument = serde_json::from_str(&text)
             .with_context(|| format!("{source}: not a fabric document"))?;
         return doc.to_fabric().with_context(|| source.to_string());
+    }
+    if text.lines().any(|l| l == "racks:" || l == "steps:") {
+        let doc: PlanDocument =
+            yaml_serde::from_str(&text).with_context(|| format!("{source}: not a cabling plan"))?;
+        let plan = doc.to_plan().with_context(|| source.to_string())?;
+        return plan.to_fabric().with_context(|| source.to_string());
     }
     if start.starts_with("name:") || text.lines().any(|l| l == "nodes:") {
         let doc: FabricDocument = yaml_serde::from_str(&text)
@@ -53,12 +62,14 @@ pub fn read_node_name_map(path: &Path) -> anyhow::Result<NodeNameMap> {
     NodeNameMap::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
-/// Reads the forwarding tables at `path` for `fabric` (named `source` in messages). A fabric
-/// without LIDs (a spec or a document) takes the LIDs the tables' destination comments name.
-///
-/// # Errors
-/// An unreadable or malformed file, no table of a switch of the fabric, or no LIDs at all.
-pub fn load_tables(path: &Path, fabric: &mut Fabric, source: &str) -> anyhow::Result<LftDump> {
+/// Reads forwarding tables (opensm-lfts.dump or concatenated `ibroute` output) for `fabric`
+/// (named `fabric_source` in messages); a fabric without LIDs takes them from the tables'
+/// destination comments.
+pub fn load_tables(
+    fabric: &mut Fabric,
+    fabric_source: &str,
+    path: &Path,
+) -> anyhow::Result<ForwardingTables> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {name}"))?;
     let dump = lfts::parse(&text, fabric).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
@@ -68,20 +79,24 @@ pub fn load_tables(path: &Path, fabric: &mut Fabric, source: &str) -> anyhow::Re
     if dump.switches == 0 {
         bail!("{name}: no forwarding table of a switch of {}", fabric.name);
     }
-    let has_lids = fabric
-        .nodes()
-        .iter()
-        .any(|n| n.ports.iter().any(|p| p.lid != 0));
-    if !has_lids {
+    if !has_lids(fabric) {
         let ports = lfts::apply_destination_lids(fabric, &dump.destinations)
             .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
         if ports == 0 {
             bail!(
-                "{source}: the fabric has no LIDs and {name} names no port of it; give an \
+                "{fabric_source}: the fabric has no LIDs and {name} names no port of it; give an \
                  ibnetdiscover dump of the live fabric"
             );
         }
-        log::info!("{source}: {ports} port LIDs taken from {name}");
+        log::info!("{fabric_source}: {ports} port LIDs taken from {name}");
     }
-    Ok(dump)
+    Ok(dump.tables)
+}
+
+/// Whether any port of the fabric has a LID (a live fabric's dump, or tables applied).
+pub fn has_lids(fabric: &Fabric) -> bool {
+    fabric
+        .nodes()
+        .iter()
+        .any(|n| n.ports.iter().any(|p| p.lid != 0))
 }
