@@ -448,38 +448,6 @@ fn more_paths_never_lower_the_mat_of_a_minimal_layer() {
     );
 }
 
-#[test]
-#[ignore = "timing; run with --release --ignored --nocapture"]
-fn mat_timing_on_slim_fly_with_four_layers() {
-    for q in [5, 7] {
-        let mut f = SlimFly::new(q, None).unwrap().build();
-        assign_lids(&mut f, 2).unwrap();
-        let lids = LidTable::from_fabric(&f).unwrap();
-        for (name, tables) in [
-            ("minhop", minhop(&f, &lids)),
-            ("random trees, spread 1.5", random_layers(&f, &lids, 7, 1.5)),
-            ("random trees, spread 4", random_layers(&f, &lids, 7, 4.0)),
-            ("layered routing", layered_tables(q, 2).1),
-        ] {
-            let started = std::time::Instant::now();
-            let r = run(&f, &tables, true);
-            let mat = r.mat.as_ref().unwrap();
-            eprintln!(
-                "q={q} {name}: {:.0}% of layer-1 paths minimal, analysis {:.2} s; uniform {:?} in {:.2} s ({} vars, {} constraints); adversarial {:?} in {:.2} s ({} vars)",
-                100.0 * r.paths[1].fraction_minimal,
-                started.elapsed().as_secs_f64(),
-                mat.uniform.throughput,
-                mat.uniform.seconds,
-                mat.uniform.variables,
-                mat.uniform.constraints,
-                mat.adversarial.throughput,
-                mat.adversarial.seconds,
-                mat.adversarial.variables,
-            );
-        }
-    }
-}
-
 /// The layered routing of `routing::layered` on a Slim Fly, as forwarding tables.
 fn layered_tables(q: u32, lmc: u8) -> (Fabric, ForwardingTables, f64) {
     use crate::routing::{forwarding_tables, graph::RoutingGraph, layered};
@@ -515,21 +483,4 @@ fn disjoint_paths_from_the_tables_agree_with_the_layered_routing_itself() {
     for l in &r.paths[1..] {
         assert!(l.max_hops <= 3, "layer {}: {l:?}", l.layer);
     }
-}
-
-#[test]
-#[ignore = "timing; run with --release --ignored --nocapture"]
-fn analysis_timing_on_slim_fly_q19_with_four_layers() {
-    let started = std::time::Instant::now();
-    let (f, t, _) = layered_tables(19, 2);
-    let routed = started.elapsed().as_secs_f64();
-    let started = std::time::Instant::now();
-    let r = run(&f, &t, false);
-    assert!(r.is_complete());
-    eprintln!(
-        "q=19 layered routing ({routed:.1} s): analysis without MAT {:.2} s; {} entries; ≥3 disjoint {:.3}",
-        started.elapsed().as_secs_f64(),
-        r.completeness.entries_checked,
-        r.disjoint.at_least_three
-    );
 }

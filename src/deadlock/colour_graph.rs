@@ -291,22 +291,4 @@ mod tests {
             );
         }
     }
-
-    #[test]
-    #[ignore]
-    fn print_slim_fly_colours() {
-        for q in [5, 7, 8, 9, 11, 13, 16, 17, 19, 23, 25, 27] {
-            let g = graph(&format!("slimfly:q={q}"));
-            let t = std::time::Instant::now();
-            let adj = Adjacency::from_switch_graph(&g);
-            let d = dsatur(&adj);
-            let c = colour(&g, &ColouringEffort::default());
-            println!(
-                "q={q} dsatur={} tabu={} {:?}",
-                d.count,
-                c.count,
-                t.elapsed()
-            );
-        }
-    }
 }
