@@ -49,7 +49,7 @@ if [[ ! -e $config ]]; then
 # min_extra_hops: 1      # layered: hops beyond the distance a non-minimal path needs
 # max_hops: 3            # layered: longest path when distance + min_extra_hops is shorter
 # keep_percent: 60       # rues: links kept per layer
-# deadlock: auto         # auto (DFSSSP VLs, else switch colouring) | dfsssp | colouring | none
+# deadlock: auto         # auto (switch colouring where it applies, else DFSSSP VLs) | dfsssp | colouring | none
 # vls: 8                 # data VLs to use; default: what every port supports (VLCap)
 # on_vl_shortage: fewer_layers   # fewer_layers | fail (OpenSM's next routing engine)
 # cabling_plan: /etc/opensm/plan.yaml   # log each sweep's differences from the cabling plan

@@ -297,7 +297,8 @@ fn the_install_command_gives_a_working_opensm_configuration() {
     assert!(log.contains(ROUTED), "{log}");
     assert!(log.contains(LAYERED_USED), "{log}");
     assert!(
-        log.contains("layered: deadlock-free by DFSSSP virtual lanes"),
-        "the default configuration is deadlock-free with qos:\n{log}"
+        log.contains("layered: deadlock-free by switch colouring"),
+        "the default configuration (auto) is deadlock-free with qos, by colouring on a Slim \
+         Fly:\n{log}"
     );
 }

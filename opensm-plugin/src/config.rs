@@ -8,7 +8,7 @@
 //! min_extra_hops: 1    # layered: hops beyond the distance a non-minimal path needs
 //! max_hops: 3          # layered: longest path when distance + min_extra_hops is shorter
 //! keep_percent: 60     # rues: links kept per layer
-//! deadlock: auto       # auto (dfsssp, else colouring) | dfsssp | colouring | none
+//! deadlock: auto       # auto (colouring where it applies, else dfsssp) | dfsssp | colouring | none
 //! vls: 8               # data VLs to use; default: what every port supports (VLCap)
 //! on_vl_shortage: fewer_layers  # fewer_layers | fail (next routing engine)
 //! cabling_plan: /etc/opensm/plan.yaml  # log every sweep's differences from this plan
@@ -45,7 +45,7 @@ pub enum AlgorithmName {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum DeadlockMode {
-    /// The DFSSSP-style assignment; the colouring scheme when that needs more VLs than exist.
+    /// The colouring scheme where it applies, else the DFSSSP-style assignment.
     #[default]
     Auto,
     /// DFSSSP-style virtual lanes.

@@ -99,7 +99,10 @@ pub enum Scheme {
 /// Which remedy, as configuration files and command lines name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchemeChoice {
-    /// DFSSSP-style virtual lanes; the colouring scheme when they do not suffice.
+    /// The colouring scheme where it applies (paths of at most 3 hops, enough colour SLs),
+    /// else DFSSSP-style virtual lanes. The colouring costs a switch colouring and one walk of
+    /// the routes whatever the cycles, so it is the fast choice on the large low-diameter
+    /// fabrics it covers (every Slim Fly up to q = 27); DFSSSP covers the rest.
     Auto,
     /// DFSSSP-style virtual lanes.
     Dfsssp,
@@ -123,7 +126,7 @@ impl SchemeChoice {
             })
         };
         match self {
-            Self::Auto if vls >= 3 => vec![dfsssp(), colouring()],
+            Self::Auto if vls >= 3 => vec![colouring(), dfsssp()],
             Self::Auto | Self::Dfsssp => vec![dfsssp()],
             Self::Colouring => vec![colouring()],
         }

@@ -54,7 +54,7 @@ pub struct RouteArgs {
     #[arg(long)]
     mat: bool,
     /// Make the routing deadlock-free: DFSSSP-style virtual lanes, the switch-colouring
-    /// scheme, or auto (DFSSSP, else colouring).
+    /// scheme, or auto (colouring where it applies, else DFSSSP).
     #[arg(long, value_enum, default_value_t = DeadlockArg::None)]
     deadlock: DeadlockArg,
     /// Data VLs the deadlock scheme may use (1..=15).
