@@ -10,7 +10,8 @@
 //!   programming every switch through the simulator;
 //!
 //! taken from the timestamps of OpenSM's own log. Fabrics: `SWEEP_FABRICS` (topology specs
-//! separated by `;`) or Slim Fly q = 5, 7, 11, 13.
+//! separated by `;`) or Slim Fly q = 5, 7, 11, 13; `SWEEP_ENGINES` (comma-separated) or all four
+//! engines.
 //!
 //! Run: `cargo bench --bench sweep`.
 
@@ -93,6 +94,8 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
+    let engines =
+        std::env::var("SWEEP_ENGINES").unwrap_or_else(|_| "layered,minhop,dfsssp,nue".into());
     println!("| fabric | switches | LIDs (LMC 2) | engine | routing | sweep | wall |");
     println!("|---|---|---|---|---|---|---|");
     for spec in fabrics.split(';').filter(|s| !s.is_empty()) {
@@ -101,7 +104,7 @@ fn main() {
         let summary = fabric.summary();
         let lids = summary.hosts * 4 + summary.switches;
         let net = ibsim::write_net(&fabric);
-        for engine in ["layered", "minhop", "dfsssp", "nue"] {
+        for engine in engines.split(',').filter(|e| !e.is_empty()) {
             let mut routing = Vec::new();
             let mut sweep = Vec::new();
             let mut wall = Vec::new();
