@@ -116,6 +116,39 @@ impl FabricBuilder {
             .unwrap_or_else(|e| panic!("construction cabled a port twice: {e}"));
     }
 
+    /// Cables every edge `(a, b)` (indexes into `switches`) on the next free port of both
+    /// ends; `used[i]` is the last port of switch i in use, and is advanced.
+    pub fn cable_edges(
+        &mut self,
+        switches: &[NodeId],
+        used: &mut [usize],
+        edges: impl IntoIterator<Item = (u32, u32)>,
+    ) {
+        for (a, b) in edges {
+            let (a, b) = (a as usize, b as usize);
+            used[a] += 1;
+            used[b] += 1;
+            self.cable(switches[a], used[a], switches[b], used[b]);
+        }
+    }
+
+    /// Attaches `per_switch` hosts to each of `switches` (switch i is named `<prefix><i>`, its
+    /// hosts `<prefix><i>-h<k>`), on ports `first_port`, `first_port + 1`, ….
+    pub fn hosts_on(
+        &mut self,
+        switches: &[NodeId],
+        prefix: &str,
+        per_switch: usize,
+        first_port: usize,
+    ) {
+        for (i, &s) in switches.iter().enumerate() {
+            for h in 0..per_switch {
+                let host = self.host(format!("{prefix}{i}-h{h}"), None);
+                self.cable(s, first_port + h, host, 1);
+            }
+        }
+    }
+
     /// The finished fabric.
     pub fn finish(self) -> Fabric {
         self.fabric

@@ -152,12 +152,12 @@ impl Construction for Circulant {
         } else {
             first_host_port
         };
-        for (i, &s) in switches.iter().enumerate() {
-            for h in 0..self.hosts_per_switch as usize {
-                let host = builder.host(format!("circ{i}-h{h}"), None);
-                builder.cable(s, first_host_port + h, host, 1);
-            }
-        }
+        builder.hosts_on(
+            &switches,
+            "circ",
+            self.hosts_per_switch as usize,
+            first_host_port,
+        );
         builder.finish()
     }
 }

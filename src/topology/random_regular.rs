@@ -141,18 +141,13 @@ impl Construction for RandomRegular {
             .map(|i| builder.switch(format!("rr{i}"), ports, None))
             .collect();
         let mut used = vec![0usize; self.switches as usize];
-        for (a, b) in self.cables() {
-            let (a, b) = (a as usize, b as usize);
-            used[a] += 1;
-            used[b] += 1;
-            builder.cable(switches[a], used[a], switches[b], used[b]);
-        }
-        for (i, &s) in switches.iter().enumerate() {
-            for h in 0..self.hosts_per_switch as usize {
-                let host = builder.host(format!("rr{i}-h{h}"), None);
-                builder.cable(s, self.degree as usize + 1 + h, host, 1);
-            }
-        }
+        builder.cable_edges(&switches, &mut used, self.cables());
+        builder.hosts_on(
+            &switches,
+            "rr",
+            self.hosts_per_switch as usize,
+            self.degree as usize + 1,
+        );
         builder.finish()
     }
 }

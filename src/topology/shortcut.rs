@@ -213,18 +213,13 @@ impl Construction for Shortcut {
             builder.cable(switches[i], 1, switches[(i + 1) % n], 2);
         }
         let mut used = vec![2usize; n];
-        for (a, b) in self.shortcuts() {
-            let (a, b) = (a as usize, b as usize);
-            used[a] += 1;
-            used[b] += 1;
-            builder.cable(switches[a], used[a], switches[b], used[b]);
-        }
-        for (i, &s) in switches.iter().enumerate() {
-            for h in 0..self.hosts_per_switch as usize {
-                let host = builder.host(format!("sc{i}-h{h}"), None);
-                builder.cable(s, self.degree as usize + 1 + h, host, 1);
-            }
-        }
+        builder.cable_edges(&switches, &mut used, self.shortcuts());
+        builder.hosts_on(
+            &switches,
+            "sc",
+            self.hosts_per_switch as usize,
+            self.degree as usize + 1,
+        );
         builder.finish()
     }
 }
