@@ -320,11 +320,27 @@ impl OpenSm {
 }
 
 impl Drop for OpenSm {
+    /// SIGTERM (which `timeout` passes on); an OpenSM busy routing acts on it only when the
+    /// engine returns, so after 10 s the daemon and its `timeout` are killed.
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
+            let daemon = self.daemon_pid();
             // SAFETY: kill(2) with the PID of our own child process; no memory is touched.
             unsafe {
                 libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+            }
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if matches!(self.child.try_wait(), Ok(None)) {
+                for pid in daemon.into_iter().chain([self.child.id() as libc::pid_t]) {
+                    // SAFETY: kill(2) with the PID of our child or grandchild; no memory is
+                    // touched.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                }
             }
         }
         let _ = self.child.wait();
@@ -342,18 +358,21 @@ impl OpenSm {
     /// Sends `signal` to the opensm process (the child of its `timeout`), e.g. `SIGHUP`, on
     /// which OpenSM starts a heavy sweep.
     pub fn signal(&self, signal: libc::c_int) {
-        let timeout_pid = self.child.id();
-        let children =
-            fs::read_to_string(format!("/proc/{timeout_pid}/task/{timeout_pid}/children"))
-                .expect("timeout's children");
-        let pid: libc::pid_t = children
-            .split_whitespace()
-            .next()
-            .and_then(|p| p.parse().ok())
-            .expect("opensm runs under timeout");
+        let pid = self.daemon_pid().expect("opensm runs under timeout");
         // SAFETY: kill(2) with the PID of our own grandchild; no memory is touched.
         let status = unsafe { libc::kill(pid, signal) };
         assert_eq!(status, 0, "kill {pid}");
+    }
+
+    /// The PID of the opensm process (the child of its `timeout`), while it runs.
+    fn daemon_pid(&self) -> Option<libc::pid_t> {
+        let timeout_pid = self.child.id();
+        fs::read_to_string(format!("/proc/{timeout_pid}/task/{timeout_pid}/children"))
+            .ok()?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
     }
 
     /// Whether the OpenSM process is still running.
