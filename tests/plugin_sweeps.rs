@@ -180,6 +180,8 @@ fn cabling_plan_differences_are_logged_every_sweep() {
         .find(|l| l.contains(&summary))
         .unwrap_or_else(|| panic!("no cabling line:\n{log}"));
     assert!(line.contains("2 miswired"), "{line}");
+    // The links' widths and speeds OpenSM read from the ports (4xEDR) are the plan's.
+    assert!(line.contains("; 0 degraded,"), "{line}");
     assert!(
         log.lines().any(|l| l.contains("layered: cabling: ")),
         "no action line:\n{log}"

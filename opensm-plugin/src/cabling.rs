@@ -68,11 +68,12 @@ pub fn differences(plan_path: &str, plan: &Plan, fabric: &Fabric) -> (bool, Vec<
     let c = verification.counts();
     let clean = verification.is_clean();
     let mut lines = vec![format!(
-        "cabling plan {plan_path}: {} of {} cables as planned; {} miswired, {} missing, {} \
-         down, {} not seen, {} unexpected cables, {} plan devices not found, {} unexpected \
-         devices; {} actions",
+        "cabling plan {plan_path}: {} of {} cables as planned; {} degraded, {} miswired, {} \
+         missing, {} down, {} not seen, {} unexpected cables, {} plan devices not found, {} \
+         unexpected devices; {} actions",
         c.ok,
         verification.findings.len(),
+        c.degraded,
         c.miswired,
         c.missing,
         c.down,
@@ -132,7 +133,7 @@ mod tests {
         assert!(clean, "{lines:?}");
         assert_eq!(lines.len(), 1);
         assert!(
-            lines[0].contains("cables as planned; 0 miswired"),
+            lines[0].contains("cables as planned; 0 degraded, 0 miswired"),
             "{lines:?}"
         );
 

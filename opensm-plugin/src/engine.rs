@@ -11,7 +11,9 @@ use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::{self, RoutingConfig};
 use ibfabric::routing::layers::Layers;
 use ibfabric::routing::{ForwardingTables, LidError, LidTable, forwarding_tables};
-use ibfabric::topology::{FabricError, Guid, NodeId, NodeKind, NodeSpec, PortRef};
+use ibfabric::topology::{
+    FabricError, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef,
+};
 
 use crate::config::DeadlockMode;
 use crate::qos::QosAnswers;
@@ -41,6 +43,13 @@ pub struct PortRecord {
     /// VLCap as PortInfo encodes it (1: VL0, 2: VL0–1, 3: VL0–3, 4: VL0–7, 5: VL0–14; 0 if
     /// unknown); see [`data_vls`].
     pub vl_cap: u8,
+    /// PortInfo LinkWidthActive (1: 1x, 2: 4x, 4: 8x, 8: 12x, 16: 2x; 0 if unknown).
+    pub width_active: u8,
+    /// PortInfo LinkSpeedActive (1: SDR, 2: DDR, 4: QDR; 0 if unknown).
+    pub speed_active: u8,
+    /// PortInfo LinkSpeedExtActive (1: FDR, 2: EDR, 4: HDR, 8: NDR; 0: none), which overrides
+    /// LinkSpeedActive when set.
+    pub speed_ext_active: u8,
     /// The port at the other end of the cable: (record index, port number).
     pub remote: Option<(usize, u8)>,
 }
@@ -150,7 +159,14 @@ pub fn build_fabric(
                         what: "cable on port 0",
                     });
                 }
-                fabric.connect(a, b, None, None)?;
+                let rate = |record: &NodeRecord, port: usize| {
+                    record.ports[port]
+                        .as_ref()
+                        .map_or((None, None), PortRecord::rate)
+                };
+                let (wa, sa) = rate(r, p);
+                let (wb, sb) = rate(&records[remote], usize::from(remote_port));
+                fabric.connect(a, b, lower(wa, wb), lower(sa, sb))?;
             }
         }
     }
@@ -164,6 +180,39 @@ pub fn build_fabric(
         v
     };
     Ok((fabric, fabric_order))
+}
+
+impl PortRecord {
+    /// The width and speed the link runs at, as this port reports them.
+    pub fn rate(&self) -> (Option<LinkWidth>, Option<LinkSpeed>) {
+        let width = match self.width_active {
+            1 => Some(LinkWidth::X1),
+            2 => Some(LinkWidth::X4),
+            4 => Some(LinkWidth::X8),
+            8 => Some(LinkWidth::X12),
+            16 => Some(LinkWidth::X2),
+            _ => None,
+        };
+        let speed = match (self.speed_ext_active, self.speed_active) {
+            (1, _) => Some(LinkSpeed::Fdr),
+            (2, _) => Some(LinkSpeed::Edr),
+            (4, _) => Some(LinkSpeed::Hdr),
+            (8, _) => Some(LinkSpeed::Ndr),
+            (_, 1) => Some(LinkSpeed::Sdr),
+            (_, 2) => Some(LinkSpeed::Ddr),
+            (_, 4) => Some(LinkSpeed::Qdr),
+            _ => None,
+        };
+        (width, speed)
+    }
+}
+
+/// The lower of two optional rates, ignoring unknowns (the link runs at what both ends do).
+fn lower<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Record indexes in canonical order: switches by node GUID, then the other nodes by node GUID.
@@ -417,6 +466,9 @@ mod tests {
                         lid: port.lid,
                         lmc: port.lmc,
                         vl_cap: 4,
+                        width_active: 2,
+                        speed_active: 4,
+                        speed_ext_active: 2,
                         remote: fabric
                             .peer(PortRef {
                                 node: id,
@@ -485,6 +537,39 @@ mod tests {
             guids.len(),
             "switches come first"
         );
+    }
+
+    #[test]
+    fn port_rates_decode_as_portinfo_encodes_them() {
+        let port = |w, s, e| PortRecord {
+            guid: 1,
+            lid: 1,
+            lmc: 0,
+            vl_cap: 4,
+            width_active: w,
+            speed_active: s,
+            speed_ext_active: e,
+            remote: None,
+        };
+        assert_eq!(
+            port(2, 4, 2).rate(),
+            (Some(LinkWidth::X4), Some(LinkSpeed::Edr))
+        );
+        assert_eq!(
+            port(1, 1, 0).rate(),
+            (Some(LinkWidth::X1), Some(LinkSpeed::Sdr))
+        );
+        assert_eq!(
+            port(16, 4, 4).rate(),
+            (Some(LinkWidth::X2), Some(LinkSpeed::Hdr))
+        );
+        assert_eq!(port(0, 0, 0).rate(), (None, None));
+        // A link runs at the lower rate of its ends.
+        assert_eq!(
+            lower(Some(LinkWidth::X4), Some(LinkWidth::X1)),
+            Some(LinkWidth::X1)
+        );
+        assert_eq!(lower(None, Some(LinkSpeed::Edr)), Some(LinkSpeed::Edr));
     }
 
     #[test]

@@ -79,11 +79,21 @@ pub(crate) unsafe fn take(osm: *mut osm_opensm_t) -> Snapshot {
                     physp_vl_cap(physp),
                 )
             };
+            // SAFETY: as above; plain bytes of the port's PortInfo.
+            let (width_active, link_speed, link_speed_ext) = unsafe {
+                let info = &(*physp).port_info;
+                (info.link_width_active, info.link_speed, info.link_speed_ext)
+            };
             ports.push(Some(PortRecord {
                 guid: u64::from_be(guid),
                 lid,
                 lmc,
                 vl_cap,
+                width_active,
+                // LinkSpeedActive and LinkSpeedExtActive are the high nibbles (iba/ib_types.h:
+                // ib_port_info_get_link_speed_active, ib_port_info_get_link_speed_ext_active).
+                speed_active: link_speed >> 4,
+                speed_ext_active: link_speed_ext >> 4,
                 remote,
             }));
         }
