@@ -29,7 +29,7 @@ fn main() {
             .construction()
             .expect("valid")
             .build();
-        assign_lids(&mut fabric, (layers as usize).trailing_zeros() as u8).expect("LIDs fit");
+        assign_lids(&mut fabric, layers.trailing_zeros() as u8).expect("LIDs fit");
         for (name, algorithm) in [
             ("layered", Algorithm::Layered(PathLengths::default())),
             ("minimal", Algorithm::Minimal),
