@@ -19,7 +19,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for (spec, layers, mat) in [
-        ("slimfly:q=5", 4, true),
+        ("slimfly:q=5", 4_usize, true),
         ("slimfly:q=7", 4, true),
         ("slimfly:q=19", 4, false),
     ] {
