@@ -83,7 +83,7 @@ fn route_and_read_back(sim: &Ibsim, engine: &str) -> ReadBack {
 
 fn check_engine(engine: &str) -> Report {
     let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
-    let generated = spec.construction().unwrap().build();
+    let generated = spec.build().unwrap();
     let sim = Ibsim::start(&ibsim::write_net(&generated));
     let rb = route_and_read_back(&sim, engine);
 
@@ -186,9 +186,8 @@ fn cli_fixture(
     let mut fabric = "slimfly:q=5"
         .parse::<TopologySpec>()
         .unwrap()
-        .construction()
-        .unwrap()
-        .build();
+        .build()
+        .unwrap();
     assign_lids(&mut fabric, 1).unwrap();
     let lids = LidTable::from_fabric(&fabric).unwrap();
     let graph = ibfabric::topology::SwitchGraph::new(&fabric);

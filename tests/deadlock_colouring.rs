@@ -18,12 +18,7 @@ use ibfabric::routing::{ForwardingTables, LidTable, assign_lids, forwarding_tabl
 use ibfabric::topology::{PortRef, TopologySpec};
 
 fn routed(spec: &str, layers: usize) -> (Fabric, LidTable, ForwardingTables) {
-    let mut fabric = spec
-        .parse::<TopologySpec>()
-        .unwrap()
-        .construction()
-        .unwrap()
-        .build();
+    let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
     let lids = LidTable::from_fabric(&fabric).unwrap();
     let graph = RoutingGraph::new(&fabric);
@@ -184,9 +179,8 @@ fn what_the_scheme_cannot_do_is_said_plainly() {
         let mut f = "random:switches=40,degree=3,hosts=1,seed=3"
             .parse::<TopologySpec>()
             .unwrap()
-            .construction()
-            .unwrap()
-            .build();
+            .build()
+            .unwrap();
         assign_lids(&mut f, 0).unwrap();
         let lids = LidTable::from_fabric(&f).unwrap();
         let graph = RoutingGraph::new(&f);

@@ -29,12 +29,7 @@ const FABRICS: [&str; 14] = [
 
 /// Routes, assigns VLs, verifies; returns the VLs needed.
 fn check(spec: &str, layers: usize, algorithm: Algorithm) -> u8 {
-    let mut fabric = spec
-        .parse::<TopologySpec>()
-        .unwrap()
-        .construction()
-        .unwrap()
-        .build();
+    let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
     let lids = LidTable::from_fabric(&fabric).unwrap();
     let graph = RoutingGraph::new(&fabric);

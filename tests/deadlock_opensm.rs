@@ -295,9 +295,8 @@ fn opensm_tables_on_a_slim_fly_deadlock_on_one_lane_and_our_vls_fix_them() {
     let generated = "slimfly:q=5"
         .parse::<TopologySpec>()
         .unwrap()
-        .construction()
-        .unwrap()
-        .build();
+        .build()
+        .unwrap();
     let sim = Ibsim::start(&ibsim::write_net(&generated));
     let sm = OpenSm::start(&sim, &OpenSmOptions::new("minhop", 2));
     let topo = sim.run("ibnetdiscover", &[]);

@@ -314,12 +314,7 @@ fn the_verdict_matches_a_brute_force_search_on_small_random_fabrics() {
         let degree = 3 + rng.next(2);
         let hosts = 1 + rng.next(2);
         let spec = format!("random:switches={switches},degree={degree},hosts={hosts},seed={case}");
-        let mut fabric = spec
-            .parse::<TopologySpec>()
-            .unwrap()
-            .construction()
-            .unwrap()
-            .build();
+        let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
         let lmc = rng.next(2) as u8;
         assign_lids(&mut fabric, lmc).unwrap();
         let lids = LidTable::from_fabric(&fabric).unwrap();
@@ -486,9 +481,8 @@ fn dumped_and_read_back_tables_give_the_same_verdict() {
     let mut fabric = "slimfly:q=5"
         .parse::<TopologySpec>()
         .unwrap()
-        .construction()
-        .unwrap()
-        .build();
+        .build()
+        .unwrap();
     assign_lids(&mut fabric, 1).unwrap();
     let lids = LidTable::from_fabric(&fabric).unwrap();
     let graph = RoutingGraph::new(&fabric);
@@ -573,9 +567,8 @@ fn fewer_layers_when_vls_run_out_and_never_silently() {
     let mut fabric = "slimfly:q=5"
         .parse::<TopologySpec>()
         .unwrap()
-        .construction()
-        .unwrap()
-        .build();
+        .build()
+        .unwrap();
     assign_lids(&mut fabric, 2).unwrap();
     let lids = LidTable::from_fabric(&fabric).unwrap();
     let graph = RoutingGraph::new(&fabric);
@@ -672,9 +665,8 @@ fn deadlock_check_exits_0_1_and_2() {
     let mut fabric = "slimfly:q=5"
         .parse::<TopologySpec>()
         .unwrap()
-        .construction()
-        .unwrap()
-        .build();
+        .build()
+        .unwrap();
     assign_lids(&mut fabric, 0).unwrap();
     let lids = LidTable::from_fabric(&fabric).unwrap();
     let tables = minimal_tables(&fabric, &lids, 1);

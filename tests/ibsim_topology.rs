@@ -11,7 +11,7 @@ use ibfabric::topology::compare::compare;
 
 fn discover_and_compare(spec: &str) {
     let spec: TopologySpec = spec.parse().unwrap();
-    let generated = spec.construction().unwrap().build();
+    let generated = spec.build().unwrap();
     let sim = Ibsim::start(&ibsim::write_net(&generated));
     let dump = sim.run("ibnetdiscover", &[]);
     let names = NodeNameMap::from_fabric(&generated);

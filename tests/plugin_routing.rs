@@ -28,7 +28,7 @@ fn run_with_plugin(sim: &Ibsim, plugin_options: Option<&str>) -> OpenSm {
 
 fn slim_fly_q5() -> Ibsim {
     let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
-    Ibsim::start(&ibsim::write_net(&spec.construction().unwrap().build()))
+    Ibsim::start(&ibsim::write_net(&spec.build().unwrap()))
 }
 
 /// Routes `spec` in ibsim with the plugin (LMC 2, defaults) and checks the read-back: OpenSM
@@ -37,7 +37,7 @@ fn slim_fly_q5() -> Ibsim {
 /// fabric and LIDs. Returns the fabric and the analyser's report.
 fn route_and_compare(spec: &str, routed: &str) -> (Fabric, analysis::Report) {
     let spec: TopologySpec = spec.parse().unwrap();
-    let sim = Ibsim::start(&ibsim::write_net(&spec.construction().unwrap().build()));
+    let sim = Ibsim::start(&ibsim::write_net(&spec.build().unwrap()));
     let sm = run_with_plugin(&sim, None);
     let log = sm.log();
     assert!(

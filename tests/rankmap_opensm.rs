@@ -15,7 +15,7 @@ use ibfabric::topology::{SwitchGraph, TopologySpec};
 #[test]
 fn rankmap_reads_opensm_tables_and_counts_the_hops_of_minimal_routes() {
     let spec: TopologySpec = "shortcut:nodes=32,degree=5,hosts=1,seed=3".parse().unwrap();
-    let generated = spec.construction().unwrap().build();
+    let generated = spec.build().unwrap();
     let sim = Ibsim::start(&ibsim::write_net(&generated));
     let sm = OpenSm::start(&sim, &OpenSmOptions::new("minhop", 0));
     let topo_path = sim.dir().join("fabric.topo");

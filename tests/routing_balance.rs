@@ -20,12 +20,7 @@ use ibfabric::topology::TopologySpec;
 
 /// Routes `spec` with `layers` layers (seed 1, the CLI's default) and analyses the tables.
 fn report(spec: &str, layers: usize) -> Report {
-    let mut fabric = spec
-        .parse::<TopologySpec>()
-        .unwrap()
-        .construction()
-        .unwrap()
-        .build();
+    let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
     let config = RoutingConfig {
         layers,

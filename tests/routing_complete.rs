@@ -8,12 +8,7 @@ use ibfabric::routing::{assign_lids, route_fabric};
 use ibfabric::topology::TopologySpec;
 
 fn check(spec: &str, layers: usize, algorithm: Algorithm) {
-    let mut fabric = spec
-        .parse::<TopologySpec>()
-        .unwrap()
-        .construction()
-        .unwrap()
-        .build();
+    let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
     let config = RoutingConfig {
         layers,

@@ -508,7 +508,7 @@ mod tests {
 
     fn slim_fly_q5() -> Fabric {
         let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
-        let mut fabric = spec.construction().unwrap().build();
+        let mut fabric = spec.build().unwrap();
         assign_lids(&mut fabric, 2).unwrap();
         fabric
     }

@@ -269,12 +269,7 @@ mod tests {
     use crate::topology::TopologySpec;
 
     fn graph(spec: &str) -> SwitchGraph {
-        let fabric = spec
-            .parse::<TopologySpec>()
-            .unwrap()
-            .construction()
-            .unwrap()
-            .build();
+        let fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
         SwitchGraph::new(&fabric)
     }
 

@@ -560,9 +560,8 @@ mod tests {
         let mut fabric = "slimfly:q=5"
             .parse::<TopologySpec>()
             .unwrap()
-            .construction()
-            .unwrap()
-            .build();
+            .build()
+            .unwrap();
         assign_lids(&mut fabric, 1).unwrap();
         let lids = LidTable::from_fabric(&fabric).unwrap();
         let graph = RoutingGraph::new(&fabric);

@@ -172,7 +172,7 @@ mod tests {
     #[test]
     fn hosts_are_found_by_name_description_or_hostname_and_unknown_ones_named() {
         let spec: TopologySpec = "shortcut:nodes=8,degree=4,hosts=2,seed=1".parse().unwrap();
-        let fabric = spec.construction().unwrap().build();
+        let fabric = spec.build().unwrap();
         let index = HostIndex::new(&fabric);
         let node = fabric.node_by_name("sc3-h1").unwrap();
         let description = fabric.node(node).description.clone();

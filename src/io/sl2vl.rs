@@ -372,9 +372,8 @@ mod tests {
         let mut f = "slimfly:q=5"
             .parse::<TopologySpec>()
             .unwrap()
-            .construction()
-            .unwrap()
-            .build();
+            .build()
+            .unwrap();
         assign_lids(&mut f, 0).unwrap();
         f
     }

@@ -14,7 +14,7 @@ struct RoutedFabric {
 
 fn routed(spec: &str) -> RoutedFabric {
     let spec: TopologySpec = spec.parse().unwrap();
-    let mut fabric = spec.construction().unwrap().build();
+    let mut fabric = spec.build().unwrap();
     assign_lids(&mut fabric, 0).unwrap();
     let config = RoutingConfig {
         layers: 1,

@@ -440,10 +440,7 @@ mod tests {
         for text in specs {
             let spec: TopologySpec = text.parse().unwrap();
             let p = plan_for(&spec, &PlanOptions::default()).unwrap();
-            let diff = compare(
-                &spec.construction().unwrap().build(),
-                &p.to_fabric().unwrap(),
-            );
+            let diff = compare(&spec.build().unwrap(), &p.to_fabric().unwrap());
             assert!(diff.is_empty(), "{text}: {diff}");
             // Devices never share a unit unless they are slots of one chassis.
             let mut used: HashMap<(usize, u32, Option<u32>), &str> = HashMap::new();

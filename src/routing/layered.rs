@@ -858,7 +858,7 @@ mod tests {
 
     fn graph(spec: &str) -> RoutingGraph {
         let spec: TopologySpec = spec.parse().unwrap();
-        RoutingGraph::new(&spec.construction().unwrap().build())
+        RoutingGraph::new(&spec.build().unwrap())
     }
 
     fn layered(layers: usize) -> RoutingConfig {

@@ -12,7 +12,7 @@ use super::polarfly::PolarFly;
 use super::random_regular::RandomRegular;
 use super::shortcut::Shortcut;
 use super::slimfly::SlimFly;
-use super::{Construction, TopologyError};
+use super::{Construction, Fabric, TopologyError};
 
 /// A construction and its parameters, before validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +86,14 @@ pub enum TopologySpec {
 }
 
 impl TopologySpec {
+    /// The fabric these parameters build.
+    ///
+    /// # Errors
+    /// Impossible parameters, as [`Self::construction`].
+    pub fn build(&self) -> Result<Fabric, TopologyError> {
+        Ok(self.construction()?.build())
+    }
+
     /// Validates the parameters.
     ///
     /// # Errors
@@ -300,7 +308,7 @@ mod tests {
         ] {
             let spec: TopologySpec = text.parse().unwrap();
             assert_eq!(spec.to_string(), text);
-            let fabric = spec.construction().unwrap().build();
+            let fabric = spec.build().unwrap();
             assert!(fabric.summary().switches > 0, "{text}");
         }
     }

@@ -26,9 +26,8 @@ fn main() {
         let mut fabric = spec
             .parse::<TopologySpec>()
             .expect("spec")
-            .construction()
-            .expect("valid")
-            .build();
+            .build()
+            .expect("valid");
         assign_lids(&mut fabric, layers.trailing_zeros() as u8).expect("LIDs fit");
         for (name, algorithm) in [
             ("layered", Algorithm::Layered(PathLengths::default())),

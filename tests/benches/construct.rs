@@ -28,7 +28,7 @@ fn main() {
     println!("|---|---|---|---|---|---|---|");
     for text in cases {
         let spec: TopologySpec = text.parse().expect("valid spec");
-        let (build, fabric) = measure(|| spec.construction().expect("valid").build());
+        let (build, fabric) = measure(|| spec.build().expect("valid"));
         let (net, _) = measure(|| ibsim::write_net(&fabric));
         let (write, dump) = measure(|| ibnetdiscover::write(&fabric));
         let (read, parsed) = measure(|| ibnetdiscover::parse(&dump, None).expect("own dump"));

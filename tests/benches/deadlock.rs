@@ -19,12 +19,7 @@ use ibfabric::routing::{ForwardingTables, LidTable, assign_lids, forwarding_tabl
 use ibfabric::topology::{SwitchGraph, TopologySpec};
 
 fn routed(spec: &str, layers: usize) -> (ibfabric::Fabric, LidTable, ForwardingTables) {
-    let mut fabric = spec
-        .parse::<TopologySpec>()
-        .unwrap()
-        .construction()
-        .unwrap()
-        .build();
+    let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     assign_lids(&mut fabric, layers.trailing_zeros() as u8).expect("LIDs fit");
     let lids = LidTable::from_fabric(&fabric).unwrap();
     let graph = RoutingGraph::new(&fabric);

@@ -35,7 +35,7 @@ struct Instance {
 fn instance(spec: &str) -> Instance {
     let started = Instant::now();
     let spec: TopologySpec = spec.parse().unwrap();
-    let mut fabric = spec.construction().unwrap().build();
+    let mut fabric = spec.build().unwrap();
     assign_lids(&mut fabric, 0).unwrap();
     let config = RoutingConfig {
         layers: 1,

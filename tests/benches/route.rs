@@ -34,12 +34,7 @@ fn main() {
         if filter.as_deref().is_some_and(|f| !spec.contains(f)) {
             continue;
         }
-        let mut fabric = spec
-            .parse::<TopologySpec>()
-            .unwrap()
-            .construction()
-            .unwrap()
-            .build();
+        let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
         assign_lids(&mut fabric, layers.trailing_zeros() as u8).expect("LIDs fit");
         let lids = LidTable::from_fabric(&fabric).unwrap();
         let graph = RoutingGraph::new(&fabric);

@@ -100,7 +100,7 @@ fn main() {
     println!("|---|---|---|---|---|---|---|");
     for spec in fabrics.split(';').filter(|s| !s.is_empty()) {
         let spec: TopologySpec = spec.parse().expect("topology spec");
-        let fabric = spec.construction().expect("valid spec").build();
+        let fabric = spec.build().expect("valid spec");
         let summary = fabric.summary();
         let lids = summary.hosts * 4 + summary.switches;
         let net = ibsim::write_net(&fabric);

@@ -19,9 +19,8 @@ use std::time::{Duration, Instant};
 pub fn generated(spec: &str) -> ibfabric::Fabric {
     spec.parse::<ibfabric::topology::TopologySpec>()
         .expect("topology spec")
-        .construction()
-        .expect("valid parameters")
         .build()
+        .expect("valid parameters")
 }
 
 /// The preload library that redirects libibumad to the simulator.

@@ -141,7 +141,7 @@ fn schedule(args: &A2aArgs) -> anyhow::Result<(Schedule, Fabric, Option<Mlfm>)> 
             let spec: TopologySpec = spec
                 .parse()
                 .with_context(|| format!("{spec:?} is not a topology spec"))?;
-            let fabric = spec.construction()?.build();
+            let fabric = spec.build()?;
             let ranks = match &args.servers {
                 Some(list) => {
                     let list = split_names(list);

@@ -23,7 +23,7 @@ pub fn load_fabric(source: &str, node_name_map: Option<&Path>) -> anyhow::Result
         let spec: TopologySpec = source
             .parse()
             .with_context(|| format!("{source:?} is neither a file nor a topology spec"))?;
-        return Ok(spec.construction()?.build());
+        return Ok(spec.build()?);
     }
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {source}"))?;
     let start = text.trim_start();

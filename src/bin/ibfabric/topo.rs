@@ -57,7 +57,7 @@ enum Format {
 impl Kind {
     fn fabric(&self) -> anyhow::Result<Fabric> {
         match self {
-            Kind::Construction(c) => Ok(c.spec().construction()?.build()),
+            Kind::Construction(c) => Ok(c.spec().build()?),
             Kind::Ibnetdiscover {
                 file,
                 node_name_map,
