@@ -5,9 +5,8 @@
 use ibfabric::collectives::{
     self, MlfmSpine, check, core_tables, lsft_partial_unchecked, mlfm_layer_tables, mlfm_unchecked,
 };
-use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig, route};
-use ibfabric::routing::{LidTable, assign_lids, forwarding_tables};
+use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
+use ibfabric::routing::{LidTable, Routed, assign_lids, route_fabric};
 use ibfabric::topology::Construction;
 use ibfabric::topology::lsft::Lsft;
 use ibfabric::topology::mlfm::Mlfm;
@@ -139,17 +138,15 @@ fn lsft_routings(
     out.push(("minimal".to_string(), fabric, lids, tables));
     let mut fabric = lsft.build();
     assign_lids(&mut fabric, 2).unwrap();
-    let lids = LidTable::from_fabric(&fabric).unwrap();
-    let graph = RoutingGraph::new(&fabric);
-    let layers = route(
-        &graph,
+    let Routed { lids, tables, .. } = route_fabric(
+        &fabric,
         &RoutingConfig {
             layers: 4,
             algorithm: Algorithm::Layered(PathLengths::default()),
             seed: 1,
         },
-    );
-    let tables = forwarding_tables(&fabric, &graph, &layers, &lids);
+    )
+    .unwrap();
     out.push(("layered".to_string(), fabric, lids, tables));
     out
 }

@@ -12,25 +12,22 @@ use ibfabric::deadlock::colouring::{MAX_HOPS, buckets};
 use ibfabric::deadlock::{
     ColouringConfig, DeadlockError, Sl2VlTables, VerifyOptions, colouring_scheme, verify,
 };
-use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig, route};
-use ibfabric::routing::{ForwardingTables, LidTable, assign_lids, forwarding_tables};
+use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
+use ibfabric::routing::{ForwardingTables, LidTable, Routed, assign_lids, route_fabric};
 use ibfabric::topology::{PortRef, TopologySpec};
 
 fn routed(spec: &str, layers: usize) -> (Fabric, LidTable, ForwardingTables) {
     let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
-    let lids = LidTable::from_fabric(&fabric).unwrap();
-    let graph = RoutingGraph::new(&fabric);
-    let routed = route(
-        &graph,
+    let Routed { lids, tables, .. } = route_fabric(
+        &fabric,
         &RoutingConfig {
             layers,
             algorithm: Algorithm::Layered(PathLengths::default()),
             seed: 5,
         },
-    );
-    let tables = forwarding_tables(&fabric, &graph, &routed, &lids);
+    )
+    .unwrap();
     (fabric, lids, tables)
 }
 
@@ -182,17 +179,15 @@ fn what_the_scheme_cannot_do_is_said_plainly() {
             .build()
             .unwrap();
         assign_lids(&mut f, 0).unwrap();
-        let lids = LidTable::from_fabric(&f).unwrap();
-        let graph = RoutingGraph::new(&f);
-        let routed = route(
-            &graph,
+        let Routed { lids, tables, .. } = route_fabric(
+            &f,
             &RoutingConfig {
                 layers: 1,
                 algorithm: Algorithm::Minimal,
                 seed: 1,
             },
-        );
-        let tables = forwarding_tables(&f, &graph, &routed, &lids);
+        )
+        .unwrap();
         (f, lids, tables)
     };
     let err = colouring_scheme(&fabric, &lids, &tables, &ColouringConfig::default()).unwrap_err();

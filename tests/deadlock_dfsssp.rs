@@ -4,9 +4,8 @@
 //! in memory, with the tables' path SLs and the scheme's SL-to-VL tables.
 
 use ibfabric::deadlock::{DfssspConfig, VerifyOptions, assign_vls, verify};
-use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig, route};
-use ibfabric::routing::{LidTable, assign_lids, forwarding_tables};
+use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
+use ibfabric::routing::{Routed, assign_lids, route_fabric};
 use ibfabric::topology::TopologySpec;
 
 /// The fabrics of the routing issue's acceptance set (tests/routing_complete.rs).
@@ -31,17 +30,15 @@ const FABRICS: [&str; 14] = [
 fn check(spec: &str, layers: usize, algorithm: Algorithm) -> u8 {
     let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
-    let lids = LidTable::from_fabric(&fabric).unwrap();
-    let graph = RoutingGraph::new(&fabric);
-    let routed = route(
-        &graph,
+    let Routed { lids, tables, .. } = route_fabric(
+        &fabric,
         &RoutingConfig {
             layers,
             algorithm: algorithm.clone(),
             seed: 7,
         },
-    );
-    let tables = forwarding_tables(&fabric, &graph, &routed, &lids);
+    )
+    .unwrap();
     let a = assign_vls(&fabric, &lids, &tables, &DfssspConfig::default())
         .unwrap_or_else(|e| panic!("{spec} L={layers} {algorithm:?}: {e}"));
     assert_eq!(a.broken.count, 0, "{spec}: complete tables");

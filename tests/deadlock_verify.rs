@@ -16,7 +16,9 @@ use ibfabric::deadlock::{
 use ibfabric::io::{path_sl, sl2vl};
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig, route};
-use ibfabric::routing::{ForwardingTables, LidTable, assign_lids, forwarding_tables};
+use ibfabric::routing::{
+    ForwardingTables, LidTable, Routed, assign_lids, forwarding_tables, route_fabric,
+};
 use ibfabric::topology::{Guid, NodeId, NodeKind, NodeSpec, PortRef, TopologySpec};
 
 /// A ring of `n` switches, each with `hosts` hosts; LIDs for `lmc`.
@@ -484,17 +486,15 @@ fn dumped_and_read_back_tables_give_the_same_verdict() {
         .build()
         .unwrap();
     assign_lids(&mut fabric, 1).unwrap();
-    let lids = LidTable::from_fabric(&fabric).unwrap();
-    let graph = RoutingGraph::new(&fabric);
-    let routed = route(
-        &graph,
+    let Routed { lids, tables, .. } = route_fabric(
+        &fabric,
         &RoutingConfig {
             layers: 2,
             algorithm: Algorithm::Layered(PathLengths::default()),
             seed: 3,
         },
-    );
-    let tables = forwarding_tables(&fabric, &graph, &routed, &lids);
+    )
+    .unwrap();
     let (sls, sl2vl_tables, outcome) = apply_scheme(
         &fabric,
         &lids,

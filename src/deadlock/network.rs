@@ -550,9 +550,8 @@ impl BrokenRoutes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::graph::RoutingGraph;
-    use crate::routing::layered::{Algorithm, RoutingConfig, route};
-    use crate::routing::{assign_lids, forwarding_tables};
+    use crate::routing::layered::{Algorithm, RoutingConfig};
+    use crate::routing::{Routed, assign_lids, route_fabric};
     use crate::topology::TopologySpec;
 
     #[test]
@@ -563,17 +562,15 @@ mod tests {
             .build()
             .unwrap();
         assign_lids(&mut fabric, 1).unwrap();
-        let lids = LidTable::from_fabric(&fabric).unwrap();
-        let graph = RoutingGraph::new(&fabric);
-        let layers = route(
-            &graph,
+        let Routed { lids, tables, .. } = route_fabric(
+            &fabric,
             &RoutingConfig {
                 layers: 2,
                 algorithm: Algorithm::Minimal,
                 seed: 1,
             },
-        );
-        let tables = forwarding_tables(&fabric, &graph, &layers, &lids);
+        )
+        .unwrap();
         let net = Network::new(&fabric, &lids, Traffic { switch_lids: true });
         assert_eq!(net.sources.len(), 50 + 400);
         assert_eq!(net.dests.len(), 50 + 400);
