@@ -14,9 +14,8 @@ use common::{Ibsim, OpenSm, SUBNET_UP};
 use ibfabric::Fabric;
 use ibfabric::analysis::{self, Options};
 use ibfabric::io::{ibnetdiscover, ibsim, lfts};
-use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{self, Algorithm, PathLengths, RoutingConfig};
-use ibfabric::routing::{LidTable, forwarding_tables};
+use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
+use ibfabric::routing::{LidTable, route_fabric};
 use ibfabric::topology::TopologySpec;
 
 /// The plugin's success line (its own log, not OpenSM's).
@@ -80,15 +79,12 @@ fn route_and_compare(spec: &str, routed: &str) -> (Fabric, analysis::Report) {
 
     // The same routing computed by the core, with the plugin's defaults.
     let canon = canonical(&fabric);
-    let graph = RoutingGraph::new(&canon);
     let config = RoutingConfig {
         layers: 4,
         algorithm: Algorithm::Layered(PathLengths::default()),
         seed: 1,
     };
-    let layers = layered::route(&graph, &config);
-    let canon_lids = LidTable::from_fabric(&canon).unwrap();
-    let expected = forwarding_tables(&canon, &graph, &layers, &canon_lids);
+    let expected = route_fabric(&canon, &config).unwrap().tables;
     let mut compared = 0;
     for s in fabric.switches() {
         let c = canon.node_by_guid(fabric.node(s).guid).unwrap();
