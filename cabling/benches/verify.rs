@@ -8,9 +8,12 @@
 //! actions) with each kind of binding evidence, rendering the text report — and the whole
 //! `cabling verify` command on files (plan, dump), as a technician runs it.
 
+#[path = "../../tests/benches/measure.rs"]
+mod measure;
+
 use std::collections::HashSet;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ibfabric::io::ibnetdiscover;
 use ibfabric::plan::build::{PlanOptions, plan_for};
@@ -20,6 +23,7 @@ use ibfabric::topology::{Fabric, LinkWidth};
 use ibfabric::verify::report::Report;
 use ibfabric::verify::wiring::Wiring;
 use ibfabric::verify::{self, Observation, Verification};
+use measure::{measure, median, ms};
 
 const FAULTS: usize = 20;
 
@@ -258,29 +262,6 @@ fn inject(plan: &Plan) -> Wiring {
 
 fn row(stage: &str, how: &str, times: &[Duration]) {
     println!("| {stage} | {how} | {} |", ms(median(times)));
-}
-
-/// Runs `f` at least 5 times and for at least 1 s; returns the sorted times and the last value.
-fn measure<T>(mut f: impl FnMut() -> T) -> (Vec<Duration>, T) {
-    let mut times = Vec::new();
-    let started = Instant::now();
-    loop {
-        let t = Instant::now();
-        let value = std::hint::black_box(f());
-        times.push(t.elapsed());
-        if times.len() >= 5 && started.elapsed() > Duration::from_secs(1) {
-            times.sort();
-            return (times, value);
-        }
-    }
-}
-
-fn median(times: &[Duration]) -> Duration {
-    times[times.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
 
 /// Peak resident set size of this process (VmHWM), in KiB.

@@ -8,9 +8,7 @@
 #[path = "measure.rs"]
 mod measure;
 
-use std::time::{Duration, Instant};
-
-use measure::peak_rss_kib;
+use measure::{measure, median, ms, peak_rss_kib};
 
 use ibfabric::io::{ibnetdiscover, ibsim};
 use ibfabric::topology::TopologySpec;
@@ -45,27 +43,4 @@ fn main() {
         );
     }
     println!("\npeak RSS: {} MiB", peak_rss_kib() / 1024);
-}
-
-/// Runs `f` at least 5 times and for at least 1 s; returns the sorted times and the last value.
-fn measure<T>(mut f: impl FnMut() -> T) -> (Vec<Duration>, T) {
-    let mut times = Vec::new();
-    let started = Instant::now();
-    loop {
-        let t = Instant::now();
-        let value = std::hint::black_box(f());
-        times.push(t.elapsed());
-        if times.len() >= 5 && started.elapsed() > Duration::from_secs(1) {
-            times.sort();
-            return (times, value);
-        }
-    }
-}
-
-fn median(times: &[Duration]) -> Duration {
-    times[times.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
