@@ -12,7 +12,7 @@ use ibfabric::routing::layered::{self, RoutingConfig};
 use ibfabric::routing::layers::Layers;
 use ibfabric::routing::{ForwardingTables, LidError, LidTable, forwarding_tables};
 use ibfabric::topology::{
-    FabricError, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef,
+    FabricError, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef, link_rate,
 };
 
 use crate::config::DeadlockMode;
@@ -166,7 +166,7 @@ pub fn build_fabric(
                 };
                 let (wa, sa) = rate(r, p);
                 let (wb, sb) = rate(&records[remote], usize::from(remote_port));
-                fabric.connect(a, b, lower(wa, wb), lower(sa, sb))?;
+                fabric.connect(a, b, link_rate(wa, wb), link_rate(sa, sb))?;
             }
         }
     }
@@ -204,14 +204,6 @@ impl PortRecord {
             _ => None,
         };
         (width, speed)
-    }
-}
-
-/// The lower of two optional rates, ignoring unknowns (the link runs at what both ends do).
-fn lower<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
 
@@ -564,12 +556,6 @@ mod tests {
             (Some(LinkWidth::X2), Some(LinkSpeed::Hdr))
         );
         assert_eq!(port(0, 0, 0).rate(), (None, None));
-        // A link runs at the lower rate of its ends.
-        assert_eq!(
-            lower(Some(LinkWidth::X4), Some(LinkWidth::X1)),
-            Some(LinkWidth::X1)
-        );
-        assert_eq!(lower(None, Some(LinkSpeed::Edr)), Some(LinkSpeed::Edr));
     }
 
     #[test]

@@ -19,6 +19,15 @@ pub enum LinkWidth {
     X12,
 }
 
+/// The rate a link runs at when its two ends report `a` and `b` (a width or a speed): the
+/// lower one, or the one that is known.
+pub fn link_rate<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 impl LinkWidth {
     /// Every width, narrowest first.
     pub const ALL: [LinkWidth; 5] = [
@@ -170,6 +179,16 @@ impl FromStr for LinkSpeed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_runs_at_the_lower_rate_of_its_ends() {
+        assert_eq!(
+            link_rate(Some(LinkWidth::X4), Some(LinkWidth::X1)),
+            Some(LinkWidth::X1)
+        );
+        assert_eq!(link_rate(None, Some(LinkSpeed::Edr)), Some(LinkSpeed::Edr));
+        assert_eq!(link_rate::<LinkSpeed>(None, None), None);
+    }
 
     #[test]
     fn tokens_round_trip() {

@@ -25,7 +25,7 @@ pub use fabric::{
     Fabric, FabricError, FabricSummary, Guid, Link, LinkId, Node, NodeId, NodeKind, NodeSpec, Port,
     PortRef,
 };
-pub use link_rate::{LinkSpeed, LinkWidth};
+pub use link_rate::{LinkSpeed, LinkWidth, link_rate};
 pub use params::{Size, TopologyError};
 pub use spec::{SpecError, TopologySpec};
 pub use switch_graph::{SwitchGraph, UNREACHABLE};

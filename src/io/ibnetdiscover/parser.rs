@@ -7,7 +7,9 @@ use super::{DanglingCable, Dump, node_id};
 use crate::io::diagnostic::{Diagnostic, ParseError, excerpt};
 use crate::io::node_name_map::NodeNameMap;
 use crate::io::scan::Cursor;
-use crate::topology::{Fabric, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef};
+use crate::topology::{
+    Fabric, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef, link_rate,
+};
 
 const PORT_HINT: &str =
     "a port line like [3] \"S-0002c90300001234\"[5] # \"desc\" lid 1 4xHDR, or a node header";
@@ -752,7 +754,7 @@ impl<'a> Parser<'a> {
                 ));
             }
         }
-        let (width, speed) = (lower(e.width, f.width), lower(e.speed, f.speed));
+        let (width, speed) = (link_rate(e.width, f.width), link_rate(e.speed, f.speed));
         if e.width != f.width || e.speed != f.speed {
             let show = |h: &HalfEdge<'_>| {
                 format!(
@@ -776,13 +778,5 @@ impl<'a> Parser<'a> {
             ));
         }
         (width, speed)
-    }
-}
-
-/// The lower of two optional values, ignoring unknowns.
-fn lower<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
