@@ -265,12 +265,8 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
         Some((previous, routed)) if *previous == inputs => (Arc::clone(routed), true),
         _ => {
             *last = None;
-            let routed = engine::route(
-                fabric.clone(),
-                &inputs.config.routing(lmc),
-                &inputs.deadlock,
-            )
-            .map_err(|e| e.to_string())?;
+            let routed = engine::route(fabric, &inputs.config.routing(lmc), &inputs.deadlock)
+                .map_err(|e| e.to_string())?;
             let routed = Arc::new(routed);
             *last = Some((inputs, Arc::clone(&routed)));
             (routed, false)
@@ -278,11 +274,12 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
     };
     let mut switches = Vec::with_capacity(routed.switches.len());
     for (id, _) in &routed.switches {
-        let sw = snapshot.switches[order[id.index()]];
+        let record = order[id.index()];
+        let sw = snapshot.switches[record];
         if sw.is_null() {
             return Err(format!(
-                "switch {} has no switch object",
-                fabric.node(*id).name
+                "switch {:#018x} has no switch object",
+                snapshot.records[record].guid
             ));
         }
         switches.push(sw);
