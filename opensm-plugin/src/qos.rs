@@ -65,16 +65,7 @@ impl QosAnswers {
     /// ([`ibfabric::io::path_sl`]), what `ibfabric deadlock-check --path-sl` reads: the SA's
     /// answers without asking the SA once per pair. Grows with the square of the LIDs.
     pub fn dump_text(&self) -> String {
-        let lids: Vec<u16> = self.lids.iter().map(|(l, _)| l).collect();
-        let mut entries = Vec::with_capacity(lids.len() * lids.len().saturating_sub(1));
-        for &s in &lids {
-            for &d in &lids {
-                if s != d {
-                    entries.push((s, d, self.path_sls.sl(s, d)));
-                }
-            }
-        }
-        ibfabric::io::path_sl::write(&entries)
+        ibfabric::io::path_sl::write_every_pair(&self.lids, &self.path_sls)
     }
 }
 

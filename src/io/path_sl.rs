@@ -18,6 +18,8 @@ use std::fmt::Write as _;
 
 use super::diagnostic::ParseError;
 use super::scan::Cursor;
+use crate::deadlock::PathSl;
+use crate::routing::LidTable;
 
 /// SLs read from a file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -119,6 +121,22 @@ pub fn write(entries: &[(u16, u16, u8)]) -> String {
         let _ = writeln!(out, "{s} {d} {sl}");
     }
     out
+}
+
+/// Writes the SL of every (source LID, destination LID) pair of `lids`, source ≠ destination,
+/// as [`write()`] does: the whole table a subnet manager answers from. Grows with the square of
+/// the LIDs.
+pub fn write_every_pair(lids: &LidTable, sls: &dyn PathSl) -> String {
+    let all: Vec<u16> = lids.iter().map(|(l, _)| l).collect();
+    let mut entries = Vec::with_capacity(all.len() * all.len().saturating_sub(1));
+    for &s in &all {
+        for &d in &all {
+            if s != d {
+                entries.push((s, d, sls.sl(s, d)));
+            }
+        }
+    }
+    write(&entries)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::bail;
 use clap::{Args, ValueEnum};
 use ibfabric::analysis::{self, Options};
-use ibfabric::deadlock::{PathSl, SchemeChoice, Shortage, route_deadlock_free};
+use ibfabric::deadlock::{SchemeChoice, Shortage, route_deadlock_free};
 use ibfabric::io::{lfts, path_sl, sl2vl};
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
@@ -194,15 +194,8 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
     );
     if let Some(done) = &deadlock_free {
         if let Some(path) = &args.path_sl_out {
-            let mut entries = Vec::new();
-            for (s, _) in lids.iter() {
-                for (d, _) in lids.iter() {
-                    if s != d {
-                        entries.push((s, d, done.path_sls.sl(s, d)));
-                    }
-                }
-            }
-            output::write_atomically(path, path_sl::write(&entries).as_bytes())?;
+            let text = path_sl::write_every_pair(&lids, &done.path_sls);
+            output::write_atomically(path, text.as_bytes())?;
         }
         if let Some(path) = &args.sl2vl_out {
             output::write_atomically(path, sl2vl::write_opensm(&fabric, &done.sl2vl).as_bytes())?;
