@@ -58,6 +58,14 @@ struct Plugin {
     plan: Mutex<cabling::PlanCache>,
 }
 
+impl Plugin {
+    /// Puts the answers of the tables now in force in place (`None` after a failure: OpenSM
+    /// then routes with another engine and asks it, not us).
+    fn set_answers(&self, answers: Option<Arc<QosAnswers>>) {
+        *self.answers.write().unwrap_or_else(|e| e.into_inner()) = answers;
+    }
+}
+
 /// Everything a routing depends on.
 #[derive(PartialEq)]
 struct Inputs {
@@ -353,7 +361,7 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
             .take();
         let Some(pending) = pending else {
             log::error!("no routing computed; falling back to the next routing engine");
-            *plugin.answers.write().unwrap_or_else(|e| e.into_inner()) = None;
+            plugin.set_answers(None);
             return NEXT_ENGINE;
         };
         let mut written = false;
@@ -388,21 +396,21 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
                     );
                 }
                 log::info!("{}", r.deadlock_summary);
-                *plugin.answers.write().unwrap_or_else(|e| e.into_inner()) = r.qos.clone();
+                plugin.set_answers(r.qos.clone());
                 if let (Some(dir), Some(answers)) = (&pending.path_sl_dump, &r.qos) {
                     write_path_sl_dump(dir, answers);
                 }
                 0
             }
             Ok(Err(message)) => {
-                *plugin.answers.write().unwrap_or_else(|e| e.into_inner()) = None;
+                plugin.set_answers(None);
                 // SAFETY: as above.
                 unsafe { clear(&pending.switches) };
                 log::error!("{message}; tables cleared, falling back to the next routing engine");
                 NEXT_ENGINE
             }
             Err(payload) => {
-                *plugin.answers.write().unwrap_or_else(|e| e.into_inner()) = None;
+                plugin.set_answers(None);
                 if written {
                     // SAFETY: as above.
                     unsafe { clear(&pending.switches) };
