@@ -152,6 +152,11 @@ impl TopoOrder {
         }
     }
 
+    /// The position of node `v` in the order.
+    pub fn position(&self, v: u32) -> u32 {
+        self.ord[v as usize]
+    }
+
     /// A topological order of the acyclic graph with `n` nodes given by `successors`.
     ///
     /// # Panics

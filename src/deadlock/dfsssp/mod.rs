@@ -14,14 +14,18 @@
 //! as a dynamic topological order, Pearce and Kelly 2006), else to the next VL as OpenSM does.
 //! When a VL is acyclic, go on with the next, until a VL stays empty. Then the groups of the
 //! highest VL are moved down where they fit, and if it empties, the next highest, and so on.
-//! The VLs so used are the VLs this routing needs; if more than exist, the assignment fails
+//! Two bounded searches for fewer VLs follow ([`VlSearch`], `search.rs`): re-packing the
+//! classes first-fit in new orders, and a tabu search that tries to empty the highest class
+//! when few groups are left in it. The VLs so used are the VLs this routing needs; if more than exist, the assignment fails
 //! with both numbers. Otherwise the spare VLs are split among the used ones, each going to the
 //! VL with the most routes per share (OpenSM's balancing), and each group of a VL is given the
 //! least loaded of its shares. SL = VL, and the SL-to-VL tables map SL i to VL i.
 //!
-//! The two additions matter: OpenSM's rule alone (moved routes always go one VL up) needs 9
-//! VLs for the layered routing of Slim Fly q = 9 or q = 13 with 4 layers; with them both fit
-//! in 8 (BENCHMARKS.md has the counts).
+//! The additions matter: OpenSM's rule alone (moved routes always go one VL up) needs 9 VLs
+//! for the layered routing of Slim Fly q = 9 or q = 13 with 4 layers; with the first two both
+//! fit in 8. The searches then save one or two more on small and mid-sized fabrics: Slim Fly
+//! q = 5 with 4 layers needs 3 instead of 4, q = 7 with 8 layers 5 instead of 7
+//! (BENCHMARKS.md has the counts).
 //!
 //! # Complexity
 //! Walking the tables: destinations × switches. The groups and their turns are stored once
@@ -29,9 +33,15 @@
 //! of one VL and resumes after every cycle it breaks. An acyclicity check visits only the
 //! links between the two ends of the new dependency in the topological order, and gives up
 //! (keeping the group on a higher VL, which is always safe) after [`SEARCH_BUDGET`] of them.
+//! The searches are bounded in group insertions (re-packing: a few million in all, so that it
+//! skips fabrics with millions of groups; tabu: at most 100,000), so they add at most a few
+//! seconds.
+
+mod lanes;
+mod search;
 
 use super::DeadlockError;
-use super::cdg::{CycleSearch, TopoOrder};
+use super::cdg::CycleSearch;
 use super::network::{
     BrokenRoutes, DestTree, NONE, Network, Traffic, chunks, split_at_offsets, threads,
 };
@@ -39,6 +49,7 @@ use super::path_sl::SwitchSls;
 use super::sl2vl::{Sl2VlTables, identity_row};
 use crate::routing::{ForwardingTables, LidTable};
 use crate::topology::Fabric;
+use lanes::{Lanes, Turns, next_bit};
 
 /// Parameters of the assignment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +59,32 @@ pub struct DfssspConfig {
     /// Routes from and to the switches' own LIDs count too (OpenSM's DFSSSP includes them for
     /// switches whose port 0 supports SL-to-VL mapping).
     pub switch_lids: bool,
+    /// After the cycle breaking, how hard to look for an assignment with fewer VLs.
+    pub search: VlSearch,
+}
+
+/// The searches for fewer VLs after the cycle breaking (see `search.rs`), both bounded in work
+/// so that large fabrics keep the plain assignment's speed. With neither, the classes are what
+/// OpenSM's rule with the two additions above gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VlSearch {
+    /// Re-pack the classes first-fit in new orders (iterated greedy).
+    pub repack: bool,
+    /// Try to empty the highest class by a tabu search when few groups are left in it.
+    pub tabu: bool,
+}
+
+impl VlSearch {
+    /// Both searches.
+    pub const FULL: Self = Self {
+        repack: true,
+        tabu: true,
+    };
+    /// Neither.
+    pub const OFF: Self = Self {
+        repack: false,
+        tabu: false,
+    };
 }
 
 impl Default for DfssspConfig {
@@ -55,6 +92,7 @@ impl Default for DfssspConfig {
         Self {
             vls: 8,
             switch_lids: true,
+            search: VlSearch::FULL,
         }
     }
 }
@@ -289,6 +327,18 @@ pub fn assign_vls(
     log::debug!("DFSSSP: cycles broken in {:?}", started.elapsed());
     let (classes_before, compacted) = lanes.compact();
     log::debug!("DFSSSP: compacted in {:?}", started.elapsed());
+    if config.search != VlSearch::OFF {
+        let found = search::fewer_classes(
+            &mut lanes,
+            &with_turns,
+            &search::TurnGroups {
+                offsets: &offsets,
+                groups: &turn_groups,
+            },
+            config.search,
+        );
+        log::debug!("DFSSSP: {found}, after {:?}", started.elapsed());
+    }
     let groups_in = &lanes.groups_in;
     let class = &lanes.class;
     let weight = &lanes.weight;
@@ -359,263 +409,4 @@ pub fn assign_vls(
         path_sls,
         broken,
     })
-}
-
-/// The turns between inter-switch links, laid out for the acyclicity checks' neighbour scans.
-struct Turns {
-    /// Per link: the switch it arrives at ([`NONE`] for a host).
-    head: Vec<u32>,
-    /// Per link: the turn into the first out-link of its head switch.
-    row: Vec<u32>,
-    /// Per link x: `pred[pred_start[x]..pred_start[x + 1]]` are the (in-link, turn) pairs of the
-    /// inter-switch links x follows.
-    pred_start: Vec<u32>,
-    pred: Vec<(u32, u32)>,
-}
-
-impl Turns {
-    fn new(net: &Network<'_>) -> Self {
-        let links = net.links.len();
-        let mut head = vec![NONE; links];
-        let mut row = vec![NONE; links];
-        let mut pred_start = Vec::with_capacity(links + 1);
-        let mut pred = Vec::new();
-        for (x, link) in net.links.iter().enumerate() {
-            head[x] = link.to_switch;
-            if link.to_switch != NONE {
-                row[x] = net.turn_at(x as u32, 0) as u32;
-            }
-            pred_start.push(pred.len() as u32);
-            if link.from_switch != NONE && link.to_switch != NONE {
-                for &a in net.in_links(link.from_switch as usize) {
-                    if net.links[a as usize].from_switch != NONE {
-                        pred.push((a, net.turn(a, x as u32) as u32));
-                    }
-                }
-            }
-        }
-        pred_start.push(pred.len() as u32);
-        Self {
-            head,
-            row,
-            pred_start,
-            pred,
-        }
-    }
-
-    /// The inter-switch links that follow link `x` in a class whose turns are the bits of
-    /// `present` (only inter-switch turns are ever counted).
-    fn successors(&self, net: &Network<'_>, present: &[u64], x: u32, out: &mut Vec<u32>) {
-        let v = self.head[x as usize];
-        if v == NONE {
-            return;
-        }
-        let outs = net.out_links(v as usize);
-        let base = self.row[x as usize] as usize;
-        let mut from = base;
-        while let Some(p) = next_bit(present, from, base + outs.len()) {
-            out.push(outs[p - base]);
-            from = p + 1;
-        }
-    }
-
-    /// The inter-switch links that link `x` follows in a class with turns `present`.
-    fn predecessors(&self, present: &[u64], x: u32, out: &mut Vec<u32>) {
-        let range = self.pred_start[x as usize] as usize..self.pred_start[x as usize + 1] as usize;
-        for &(a, t) in &self.pred[range] {
-            if present[t as usize / 64] & (1 << (t % 64)) != 0 {
-                out.push(a);
-            }
-        }
-    }
-}
-
-/// The groups' VL classes and the channel dependency graph of every class.
-struct Lanes<'n, 'a> {
-    net: &'n Network<'a>,
-    turns: Turns,
-    n: usize,
-    /// Next link per (destination, switch).
-    next: Vec<u32>,
-    /// Routes per group, by source switch.
-    weight: Vec<u64>,
-    /// `count[c][turn]`: routes of class c that make the turn.
-    count: Vec<Vec<u64>>,
-    /// `present[c]`: a bit per turn with a non-zero count (for fast neighbour scans).
-    present: Vec<Vec<u64>>,
-    /// Topological orders of the finished classes' CDGs.
-    orders: Vec<TopoOrder>,
-    class: Vec<u8>,
-    groups_in: Vec<usize>,
-    path: Vec<(usize, u32, u32)>,
-    /// Node visits an acyclicity check may take.
-    budget: usize,
-}
-
-impl Lanes<'_, '_> {
-    /// The turns of group `g` between consecutive inter-switch links: (turn, in, out).
-    fn path_of(&self, g: usize, out: &mut Vec<(usize, u32, u32)>) {
-        out.clear();
-        let (net, n) = (self.net, self.n);
-        let di = g / n;
-        let mut a = self.next[g];
-        if a == NONE {
-            return;
-        }
-        loop {
-            let v = net.links[a as usize].to_switch;
-            if v == NONE {
-                return;
-            }
-            let b = self.next[di * n + v as usize];
-            if b == NONE || net.links[b as usize].to_switch == NONE {
-                return;
-            }
-            out.push((net.turn(a, b), a, b));
-            a = b;
-        }
-    }
-
-    fn grow(&mut self, c: usize) {
-        while self.count.len() <= c {
-            self.count.push(vec![0; self.net.turns()]);
-            self.present.push(vec![0; self.net.turns().div_ceil(64)]);
-            self.groups_in.push(0);
-        }
-    }
-
-    /// Puts group `g` (with turns `path`) in class `c` without a check.
-    fn add(&mut self, g: usize, c: usize, path: &[(usize, u32, u32)]) {
-        self.grow(c);
-        let w = self.weight[g % self.n];
-        for &(t, _, _) in path {
-            if self.count[c][t] == 0 {
-                self.present[c][t / 64] |= 1 << (t % 64);
-            }
-            self.count[c][t] += w;
-        }
-        self.class[g] = c as u8;
-        self.groups_in[c] += 1;
-    }
-
-    /// Takes group `g` (with turns `path`) out of class `c`.
-    fn remove(&mut self, g: usize, c: usize, path: &[(usize, u32, u32)]) {
-        let w = self.weight[g % self.n];
-        for &(t, _, _) in path {
-            self.count[c][t] -= w;
-            if self.count[c][t] == 0 {
-                self.present[c][t / 64] &= !(1 << (t % 64));
-            }
-        }
-        self.groups_in[c] -= 1;
-    }
-
-    /// Puts group `g` (with turns `path`) in the finished class `c` if its CDG stays acyclic.
-    fn try_insert(&mut self, g: usize, c: usize, path: &[(usize, u32, u32)]) -> bool {
-        let w = self.weight[g % self.n];
-        let Self {
-            net,
-            turns,
-            count,
-            present,
-            orders,
-            budget,
-            ..
-        } = self;
-        let turns: &Turns = turns;
-        let budget = *budget;
-        let net: &Network<'_> = net;
-        let mut added = 0;
-        let mut ok = true;
-        for &(t, a, b) in path {
-            if count[c][t] == 0 {
-                let bits = &present[c];
-                let fits = orders[c].add_edge(
-                    a,
-                    b,
-                    budget,
-                    |x, out| turns.successors(net, bits, x, out),
-                    |x, out| turns.predecessors(bits, x, out),
-                );
-                if !fits {
-                    ok = false;
-                    break;
-                }
-                present[c][t / 64] |= 1 << (t % 64);
-            }
-            count[c][t] += w;
-            added += 1;
-        }
-        if !ok {
-            for &(t, _, _) in &path[..added] {
-                count[c][t] -= w;
-                if count[c][t] == 0 {
-                    present[c][t / 64] &= !(1 << (t % 64));
-                }
-            }
-        }
-        if ok {
-            self.class[g] = c as u8;
-            self.groups_in[c] += 1;
-        }
-        ok
-    }
-
-    /// Class `c` is acyclic: keep a topological order of its CDG for later insertions.
-    fn finish(&mut self, c: usize) {
-        debug_assert_eq!(self.orders.len(), c);
-        let (net, turns, bits) = (self.net, &self.turns, &self.present[c]);
-        self.orders
-            .push(TopoOrder::of_acyclic(net.links.len(), |x, out| {
-                turns.successors(net, bits, x, out)
-            }));
-    }
-
-    /// Empties the highest class while its groups fit into lower ones; returns the classes
-    /// before and the groups moved.
-    fn compact(&mut self) -> (usize, usize) {
-        let used =
-            |groups_in: &[usize]| groups_in.iter().rposition(|&c| c > 0).map_or(1, |l| l + 1);
-        let before = used(&self.groups_in);
-        let mut moved = 0;
-        // The classes to empty are small: decide every insertion exactly.
-        self.budget = usize::MAX;
-        loop {
-            let top = used(&self.groups_in) - 1;
-            if top == 0 {
-                return (before, moved);
-            }
-            for g in 0..self.class.len() {
-                if usize::from(self.class[g]) != top || self.weight[g % self.n] == 0 {
-                    continue;
-                }
-                let mut path = std::mem::take(&mut self.path);
-                self.path_of(g, &mut path);
-                self.remove(g, top, &path);
-                if (0..top).any(|lower| self.try_insert(g, lower, &path)) {
-                    moved += 1;
-                } else {
-                    self.add(g, top, &path);
-                }
-                self.path = path;
-            }
-            if self.groups_in[top] > 0 {
-                return (before, moved);
-            }
-        }
-    }
-}
-
-/// The first set bit in `start..end`.
-fn next_bit(bits: &[u64], start: usize, end: usize) -> Option<usize> {
-    let mut i = start;
-    while i < end {
-        let word = bits[i / 64] >> (i % 64);
-        if word != 0 {
-            let p = i + word.trailing_zeros() as usize;
-            return (p < end).then_some(p);
-        }
-        i = (i / 64 + 1) * 64;
-    }
-    None
 }
