@@ -149,7 +149,7 @@ pub enum Shortage {
 pub enum SchemeOutcome {
     /// The DFSSSP assignment (its path SLs moved to [`DeadlockFree::path_sls`]).
     Dfsssp {
-        /// VLs needed by the cycle breaking.
+        /// VLs needed (after the cycle breaking and the searches for fewer).
         vls_needed: u8,
         /// Routes per VL after balancing.
         routes_per_vl: Vec<u64>,
