@@ -102,7 +102,8 @@ impl Default for DfssspConfig {
 pub struct VlAssignment {
     /// VLs available.
     pub vls: u8,
-    /// VLs the cycle breaking needed (before the spare ones were used for balance).
+    /// VLs the routing needs: the classes after the cycle breaking and the searches for fewer
+    /// (before the spare VLs were used for balance).
     pub vls_needed: u8,
     /// (source LID, destination LID) routes per VL class before balancing (`vls_needed`
     /// entries).
