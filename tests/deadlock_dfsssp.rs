@@ -27,8 +27,14 @@ const FABRICS: [&str; 14] = [
     "random:switches=64,degree=7,hosts=2,seed=2",
 ];
 
-/// Routes, assigns VLs, verifies; returns the VLs needed.
+/// Routes with the acceptance tests' seed, assigns VLs, verifies; returns the VLs needed.
 fn check(spec: &str, layers: usize, algorithm: Algorithm) -> u8 {
+    vls_needed(spec, layers, algorithm, 7, VlSearch::FULL)
+}
+
+/// Routes `spec` with `layers` layers, assigns VLs with `search`, proves the result
+/// deadlock-free; returns the VLs needed.
+fn vls_needed(spec: &str, layers: usize, algorithm: Algorithm, seed: u64, search: VlSearch) -> u8 {
     let _ = env_logger::builder().is_test(true).try_init();
     let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
@@ -37,13 +43,17 @@ fn check(spec: &str, layers: usize, algorithm: Algorithm) -> u8 {
         &RoutingConfig {
             layers,
             algorithm: algorithm.clone(),
-            seed: 7,
+            seed,
         },
     )
     .unwrap();
-    let a = assign_vls(&fabric, &lids, &tables, &DfssspConfig::default())
-        .unwrap_or_else(|e| panic!("{spec} L={layers} {algorithm:?}: {e}"));
-    assert_eq!(a.broken.count, 0, "{spec}: complete tables");
+    let config = DfssspConfig {
+        search,
+        ..DfssspConfig::default()
+    };
+    let what = format!("{spec} L={layers} {algorithm:?} seed {seed} {search:?}");
+    let a = assign_vls(&fabric, &lids, &tables, &config).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(a.broken.count, 0, "{what}: complete tables");
     assert!(a.vls_needed <= 8);
     assert_eq!(a.routes_per_vl.len(), 8);
     let verdict = verify(
@@ -54,12 +64,9 @@ fn check(spec: &str, layers: usize, algorithm: Algorithm) -> u8 {
         &a.sl2vl(&fabric),
         &VerifyOptions::default(),
     );
-    assert!(
-        verdict.is_deadlock_free(),
-        "{spec} L={layers} {algorithm:?}:\n{verdict}"
-    );
+    assert!(verdict.is_deadlock_free(), "{what}:\n{verdict}");
     eprintln!(
-        "{spec} L={layers} {algorithm:?}: {} VLs needed, {} cycles broken, routes per VL {:?}",
+        "{what}: {} VLs needed, {} cycles broken, routes per VL {:?}",
         a.vls_needed, a.cycles_broken, a.routes_per_vl
     );
     a.vls_needed
@@ -88,38 +95,10 @@ fn baselines_fit_too() {
     }
 }
 
-/// VLs needed by the assignment with `search`, verified deadlock-free.
+/// VLs needed by layered routing with `seed` and the assignment with `search`.
 fn vls_with(spec: &str, layers: usize, seed: u64, search: VlSearch) -> u8 {
-    let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
-    assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
-    let Routed { lids, tables, .. } = route_fabric(
-        &fabric,
-        &RoutingConfig {
-            layers,
-            algorithm: Algorithm::Layered(PathLengths::default()),
-            seed,
-        },
-    )
-    .unwrap();
-    let config = DfssspConfig {
-        search,
-        ..DfssspConfig::default()
-    };
-    let a = assign_vls(&fabric, &lids, &tables, &config)
-        .unwrap_or_else(|e| panic!("{spec} L={layers} seed {seed} {search:?}: {e}"));
-    let verdict = verify(
-        &fabric,
-        &lids,
-        &tables,
-        &a.path_sls,
-        &a.sl2vl(&fabric),
-        &VerifyOptions::default(),
-    );
-    assert!(
-        verdict.is_deadlock_free(),
-        "{spec} L={layers} seed {seed} {search:?}:\n{verdict}"
-    );
-    a.vls_needed
+    let layered = Algorithm::Layered(PathLengths::default());
+    vls_needed(spec, layers, layered, seed, search)
 }
 
 #[test]

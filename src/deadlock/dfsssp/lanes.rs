@@ -149,13 +149,7 @@ impl Lanes<'_, '_> {
 
     /// Takes group `g` (with turns `path`) out of class `c`.
     pub(super) fn remove(&mut self, g: usize, c: usize, path: &[(usize, u32, u32)]) {
-        let w = self.weight[g % self.n];
-        for &(t, _, _) in path {
-            self.count[c][t] -= w;
-            if self.count[c][t] == 0 {
-                self.present[c][t / 64] &= !(1 << (t % 64));
-            }
-        }
+        self.withdraw(g, c, path);
         self.groups_in[c] -= 1;
     }
 
