@@ -31,6 +31,7 @@ use std::ops::RangeInclusive;
 
 use super::graph::{FAR, RoutingGraph};
 use super::layers::{AttachScratch, Layers};
+use super::polish::polish;
 use super::rebalance::rebalance;
 use super::rng::Rng;
 
@@ -151,7 +152,19 @@ pub fn route(graph: &RoutingGraph, config: &RoutingConfig) -> Layers {
         }
     }
     if let Algorithm::Layered(lengths) = &config.algorithm {
-        rebalance(graph, &mut layers, Some(lengths), REBALANCE_ROUNDS);
+        let (loads, disjoint) = rebalance(graph, &mut layers, Some(lengths), REBALANCE_ROUNDS);
+        let budget = polish_budget(graph, layers.count());
+        if budget > 0 {
+            polish(
+                graph,
+                &mut layers,
+                Some(lengths),
+                loads,
+                disjoint,
+                config.seed,
+                budget,
+            );
+        }
     }
     layers
 }
@@ -160,6 +173,24 @@ pub fn route(graph: &RoutingGraph, config: &RoutingConfig) -> Layers {
 /// rounds make nearly all the moves (Slim Fly q = 19, 4 layers: 730k, 270k, 17k, 1.4k); four
 /// keep the pass under a second there.
 const REBALANCE_ROUNDS: usize = 4;
+
+/// Work budget of [`polish`] (move evaluations, about 0.1 µs each): 1000 per link and layer,
+/// at most [`POLISH_MAX_WORK`]; none on fabrics with more than [`POLISH_MAX_ENTRIES`] routes
+/// (layers × switches²), which the earlier passes already balance and where the path search
+/// leaves no time to spare.
+fn polish_budget(graph: &RoutingGraph, layers: usize) -> u64 {
+    let n = graph.len() as u64;
+    if layers as u64 * n * n > POLISH_MAX_ENTRIES {
+        return 0;
+    }
+    (1000 * (graph.edge_count() * layers) as u64).min(POLISH_MAX_WORK)
+}
+
+/// Largest fabric [`polish`] runs on: layers × switches² (Slim Fly q = 13 with 8 layers: 914k).
+const POLISH_MAX_ENTRIES: u64 = 1_000_000;
+
+/// Most work [`polish`] spends (about 0.2 s).
+const POLISH_MAX_WORK: u64 = 2_000_000;
 
 /// A random subset of the links, each kept with probability `keep_per_mille`/1000; both
 /// directions of a link share the decision.
