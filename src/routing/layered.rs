@@ -382,11 +382,11 @@ pub(super) struct PathFlow {
 }
 
 impl PathFlow {
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.edges.clear();
     }
 
-    fn add_edge(&mut self, from: u32, to: u32) {
+    pub(super) fn add_edge(&mut self, from: u32, to: u32) {
         if !self
             .edges
             .iter()
@@ -398,7 +398,7 @@ impl PathFlow {
         }
     }
 
-    fn max_flow(&mut self, s: u32, t: u32) -> u8 {
+    pub(super) fn max_flow(&mut self, s: u32, t: u32) -> u8 {
         let mut flow = 0;
         // Augment along depth-first paths until none is left (at most `layers` rounds).
         loop {

@@ -36,6 +36,18 @@ const MAX_ROUTE: usize = 16;
 /// back.
 const KICK_LOSS: i64 = 1;
 
+/// Candidate first steps [`State::eject_pair`] tries per pair.
+const EJECT_TRIES: usize = 8;
+
+/// Longest path [`State::force_paths`] lays.
+const MAX_FORCED: usize = 4;
+
+/// How deep [`State::force_paths`] recurses to repair the pairs a laid path cost.
+const FORCE_DEPTH: usize = 1;
+
+/// Paths [`State::force_paths`] tries per pair.
+const FORCE_TRIES: usize = 16;
+
 /// Links the descent scans for an improving move, from the most loaded down, before it
 /// counts as stuck (an improvement further down barely matters for the maximum).
 const SCAN_EDGES: usize = 24;
@@ -83,6 +95,8 @@ pub(super) fn polish(
         checked: Vec::new(),
         tabu: Vec::new(),
         moves: 0,
+        journal: Vec::new(),
+        recording: 0,
     };
     state.run(layers, &mut Rng::new(seed ^ 0x0050_15E0_D0C5));
 }
@@ -147,6 +161,9 @@ struct State<'a> {
     /// Kicked (layer, switch, destination) and the move count until which they stay.
     tabu: Vec<((usize, usize, usize), usize)>,
     moves: usize,
+    /// While `recording` > 0: the moves that undo the moves made, in order.
+    journal: Vec<Move>,
+    recording: u32,
 }
 
 /// What the search keeps of its best state.
@@ -170,6 +187,9 @@ impl Snapshot {
 impl State<'_> {
     fn run(&mut self, layers: &mut Layers, rng: &mut Rng) {
         while self.work < self.budget && self.diversity_pass(layers) {}
+        if layers.count() >= 3 {
+            while self.work < self.budget && self.ejection_pass(layers) {}
+        }
         let mut best: Option<Snapshot> = None;
         let mut lost = Vec::new();
         let mut recovered = false;
@@ -179,6 +199,9 @@ impl State<'_> {
                 // Within the cap: win back the disjoint paths spent on getting there.
                 recovered = true;
                 while self.work < self.budget && self.diversity_pass(layers) {}
+                if layers.count() >= 3 {
+                    while self.work < self.budget && self.ejection_pass(layers) {}
+                }
                 while self.work < self.budget && self.load_step(layers) {}
             }
             let now = Snapshot {
@@ -188,12 +211,15 @@ impl State<'_> {
                 below: self.below,
                 sorted: self.sorted_loads(),
             };
+            // States that lack disjoint paths the pass started with (a kick not repaired)
+            // are left for the best one.
+            let admissible = now.below[0] <= self.floor[0] && now.below[1] <= self.floor[1];
             match &best {
-                Some(b) if now.key(self.cap) >= b.key(self.cap) => {
+                Some(b) if !admissible || now.key(self.cap) >= b.key(self.cap) => {
                     // Not better: go on from here only if neither the excess over the cap nor
                     // diversity nor the maximum is worse than the best state's.
                     let (x, y) = (now.key(self.cap), b.key(self.cap));
-                    if (x.0, x.1, x.2[0]) > (y.0, y.1, y.2[0]) {
+                    if !admissible || (x.0, x.1, x.2[0]) > (y.0, y.1, y.2[0]) {
                         *layers = b.layers.clone();
                         self.loads.clone_from(&b.loads);
                         self.disjoint.clone_from(&b.disjoint);
@@ -410,7 +436,15 @@ impl State<'_> {
         for &e in &new[..new_len] {
             self.loads[e as usize] += load;
         }
-        let delta = i32::from(mv.hops) - i32::from(layers.hops(mv.l, mv.s, mv.t).expect("routed"));
+        let h0 = layers.hops(mv.l, mv.s, mv.t).expect("routed");
+        if self.recording > 0 {
+            self.journal.push(Move {
+                edge: old[0] as usize,
+                hops: h0,
+                ..mv
+            });
+        }
+        let delta = i32::from(mv.hops) - i32::from(h0);
         layers.set(mv.l, mv.s, mv.t, mv.edge, mv.hops);
         for (&u, &after) in self.members.iter().zip(&self.checked) {
             let u = u as usize;
@@ -501,6 +535,295 @@ impl State<'_> {
         debug_assert_eq!(again, change);
         self.apply(layers, mv, change);
         true
+    }
+
+    /// One scan over the pairs lacking three disjoint paths, each given a two-step chance
+    /// ([`Self::eject_pair`]). Returns whether the pairs lacking them became fewer.
+    fn ejection_pass(&mut self, layers: &mut Layers) -> bool {
+        let graph = self.graph;
+        let n = graph.len();
+        let mut improved = false;
+        for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
+            for s in (0..n).filter(|&s| s != t) {
+                if self.disjoint[t * n + s] < 3 && self.work < self.budget {
+                    improved |= self.eject_pair(layers, s, t);
+                }
+            }
+        }
+        improved
+    }
+
+    /// Gives s a disjoint path more towards t at the expense of other pairs (a move on one of
+    /// s's routes that costs as many pairs as it wins, or one more), then repairs the pairs it
+    /// cost ([`Self::improve_pair`]); keeps the result if fewer pairs lack disjoint paths and
+    /// the maximum load stays within the cap (or where it was), else undoes it. Returns
+    /// whether it was kept.
+    fn eject_pair(&mut self, layers: &mut Layers, s: usize, t: usize) -> bool {
+        let graph = self.graph;
+        let n = graph.len();
+        let before = self.disjoint[t * n + s];
+        let ceiling = self.loads.iter().copied().max().unwrap_or(0).max(self.cap);
+        let mut old = [0u32; MAX_ROUTE];
+        let mut new = [0u32; MAX_ROUTE];
+        let mut candidates: Vec<(PairKey, Move)> = Vec::new();
+        for l in 0..layers.count() {
+            if layers.next_edge(l, s, t).is_none() {
+                continue;
+            }
+            self.build_tree(layers, l, t);
+            let mut u = s;
+            while u != t {
+                let next = graph.edge_to[layers.next_edge(l, u, t).expect("routed")];
+                for edge in graph.edges(u) {
+                    let Some(mv) = self.valid(layers, l, u, t, edge) else {
+                        continue;
+                    };
+                    self.work += 1;
+                    self.subtree(u);
+                    let change = self.diversity_change(layers, mv);
+                    let at = self.members.iter().position(|&v| v as usize == s);
+                    let gains = at.is_some_and(|i| self.checked[i] > before);
+                    if !gains || change[0] > KICK_LOSS || change[1] > 0 {
+                        continue;
+                    }
+                    let (ol, nl) = self.routes(layers, mv, &mut old, &mut new);
+                    let load = self.tree.senders[u] * u64::from(graph.endpoints[t]);
+                    let effect = self.load_change(&old[..ol], &new[..nl], load);
+                    if effect.peak <= ceiling {
+                        candidates.push(((change, effect.peak, effect.squares), mv));
+                    }
+                }
+                u = next as usize;
+            }
+        }
+        candidates.sort_unstable_by_key(|&(key, mv)| (key, mv.l, mv.s, mv.edge));
+        let below = self.below;
+
+        for &(_, mv) in candidates.iter().take(EJECT_TRIES) {
+            let mark = self.begin();
+            self.build_tree(layers, mv.l, mv.t);
+            self.subtree(mv.s);
+            let change = self.diversity_change(layers, mv);
+            let lost: Vec<usize> = self
+                .members
+                .iter()
+                .zip(&self.checked)
+                .filter(|&(&u, &after)| after < self.disjoint[t * n + u as usize])
+                .map(|(&u, _)| u as usize)
+                .collect();
+            self.apply(layers, mv, change);
+            for &u in &lost {
+                while self.work < self.budget && self.improve_pair(layers, u, t) {}
+            }
+            let max = self.loads.iter().copied().max().unwrap_or(0);
+            if fewer(self.below, below) && max <= ceiling {
+                self.end(layers, mark, true);
+                return true;
+            }
+            self.end(layers, mark, false);
+            debug_assert_eq!(self.below, below);
+        }
+        self.force_paths(layers, s, t, ceiling, FORCE_DEPTH)
+    }
+
+    /// Starts recording moves for a possible undo; returns the mark to pass to [`Self::end`].
+    fn begin(&mut self) -> usize {
+        self.recording += 1;
+        self.journal.len()
+    }
+
+    /// Ends recording from `mark`: keeps the moves made since, or undoes them.
+    fn end(&mut self, layers: &mut Layers, mark: usize, keep: bool) {
+        self.recording -= 1;
+        if !keep {
+            let recording = std::mem::replace(&mut self.recording, 0);
+            while self.journal.len() > mark {
+                let undo = self.journal.pop().expect("recorded");
+                self.build_tree(layers, undo.l, undo.t);
+                self.subtree(undo.s);
+                let change = self.diversity_change(layers, undo);
+                self.apply(layers, undo, change);
+            }
+            self.recording = recording;
+        }
+        if self.recording == 0 {
+            self.journal.clear();
+        }
+    }
+
+    /// Re-points s in layer l's tree into t to `edge`, first moving the children of s whose
+    /// subtrees the longer route would take over their allowed lengths to other neighbours
+    /// (the one losing the fewest disjoint paths, then the least loaded). Returns whether it
+    /// was done (partial work is left for the caller to undo).
+    fn force(&mut self, layers: &mut Layers, l: usize, s: usize, t: usize, edge: usize) -> bool {
+        let graph = self.graph;
+        self.build_tree(layers, l, t);
+        let w = graph.edge_to[edge] as usize;
+        let (Some(hs), Some(hw)) = (layers.hops(l, s, t), layers.hops(l, w, t)) else {
+            return false;
+        };
+        let delta = i32::from(hw) + 1 - i32::from(hs);
+        let crowded: Vec<u32> = self.tree.children[s]
+            .iter()
+            .copied()
+            .filter(|&c| self.tree.slack[c as usize] < delta)
+            .collect();
+        let mut old = [0u32; MAX_ROUTE];
+        let mut new = [0u32; MAX_ROUTE];
+        for c in crowded {
+            let c = c as usize;
+            self.build_tree(layers, l, t);
+            let mut best: Option<(PairKey, Move)> = None;
+            for e in graph.edges(c) {
+                let x = graph.edge_to[e] as usize;
+                let Some(mv) = self.valid(layers, l, c, t, e) else {
+                    continue;
+                };
+                if layers.passes(graph, l, x, t, s) {
+                    continue;
+                }
+                self.subtree(c);
+                let change = self.diversity_change(layers, mv);
+                let (ol, nl) = self.routes(layers, mv, &mut old, &mut new);
+                let load = self.tree.senders[c] * u64::from(graph.endpoints[t]);
+                let effect = self.load_change(&old[..ol], &new[..nl], load);
+                let key = (change, effect.peak, effect.squares);
+                if best.is_none_or(|(k, _)| key < k) {
+                    best = Some((key, mv));
+                }
+            }
+            let Some(((change, _, _), mv)) = best else {
+                return false;
+            };
+            self.build_tree(layers, l, t);
+            self.subtree(c);
+            let again = self.diversity_change(layers, mv);
+            debug_assert_eq!(again, change);
+            self.apply(layers, mv, again);
+        }
+        self.build_tree(layers, l, t);
+        let Some(mv) = self.valid(layers, l, s, t, edge) else {
+            return false;
+        };
+        self.subtree(s);
+        let change = self.diversity_change(layers, mv);
+        self.apply(layers, mv, change);
+        true
+    }
+
+    /// Gives s a disjoint path more towards t by laying a whole new path for it in one layer
+    /// (each switch on it re-pointed along it, from t's end), then repairs the pairs that cost
+    /// ([`Self::improve_pair`]); keeps the first result with fewer pairs lacking disjoint paths
+    /// and the maximum load at most `ceiling`. Returns whether one was kept.
+    fn force_paths(
+        &mut self,
+        layers: &mut Layers,
+        s: usize,
+        t: usize,
+        ceiling: u64,
+        depth: usize,
+    ) -> bool {
+        let graph = self.graph;
+        let n = graph.len();
+        let before = self.disjoint[t * n + s];
+        let below = self.below;
+        let d = graph.dist(s, t);
+        let mut paths: Vec<(usize, Vec<u32>)> = Vec::new();
+        for l in 1..layers.count() {
+            let longest = limit(self.lengths, l, d).min(MAX_FORCED);
+            let mut path = vec![s as u32];
+            self.lay(layers, l, t, longest, &mut path, &mut paths);
+        }
+        self.work += paths.len() as u64;
+        let row: Vec<u8> = self.disjoint[t * n..(t + 1) * n].to_vec();
+        for (l, path) in paths.iter().take(FORCE_TRIES) {
+            if self.work >= self.budget {
+                break;
+            }
+            let l = *l;
+            let mark = self.begin();
+            let mut laid = true;
+            for i in (0..path.len() - 1).rev() {
+                let (v, w) = (path[i] as usize, path[i + 1] as usize);
+                let edge = graph.edge_between(v, w).expect("path edge");
+                if layers.next_edge(l, v, t) != Some(edge) && !self.force(layers, l, v, t, edge) {
+                    laid = false;
+                    break;
+                }
+            }
+            if laid && self.disjoint[t * n + s] > before {
+                let lost: Vec<usize> = (0..n)
+                    .filter(|&u| self.disjoint[t * n + u] < row[u])
+                    .collect();
+                for &u in &lost {
+                    while self.work < self.budget && self.improve_pair(layers, u, t) {}
+                    if depth > 0 && self.disjoint[t * n + u] < row[u] {
+                        self.force_paths(layers, u, t, ceiling, depth - 1);
+                    }
+                }
+                let max = self.loads.iter().copied().max().unwrap_or(0);
+                if fewer(self.below, below) && max <= ceiling {
+                    self.end(layers, mark, true);
+                    return true;
+                }
+            }
+            self.end(layers, mark, false);
+            debug_assert_eq!(self.below, below);
+        }
+        false
+    }
+
+    /// Collects the simple paths from `path`'s first switch to t of at most `longest` hops in
+    /// layer l that would give that switch a disjoint path more towards t (with its routes in
+    /// the other layers), into `paths`.
+    fn lay(
+        &mut self,
+        layers: &Layers,
+        l: usize,
+        t: usize,
+        longest: usize,
+        path: &mut Vec<u32>,
+        paths: &mut Vec<(usize, Vec<u32>)>,
+    ) {
+        let graph = self.graph;
+        let v = *path.last().expect("non-empty") as usize;
+        if v == t {
+            let s = path[0] as usize;
+            let gains =
+                self.disjoint_with(layers, l, s, t, path) > self.disjoint[t * graph.len() + s];
+            if gains {
+                paths.push((l, path.clone()));
+            }
+            return;
+        }
+        let hops = path.len() - 1;
+        for e in graph.edges(v) {
+            let w = graph.edge_to[e] as usize;
+            if path.contains(&(w as u32)) || hops + 1 + usize::from(graph.dist(w, t)) > longest {
+                continue;
+            }
+            path.push(w as u32);
+            self.lay(layers, l, t, longest, path, paths);
+            path.pop();
+        }
+    }
+
+    /// Edge-disjoint paths from s to t among its routes in every layer but l, and `path`.
+    fn disjoint_with(&mut self, layers: &Layers, l: usize, s: usize, t: usize, path: &[u32]) -> u8 {
+        let graph = self.graph;
+        let flow = &mut self.flow;
+        flow.clear();
+        for other in (0..layers.count()).filter(|&other| other != l) {
+            let mut v = s;
+            while let Some(e) = (v != t).then(|| layers.next_edge(other, v, t)).flatten() {
+                flow.add_edge(v as u32, graph.edge_to[e]);
+                v = graph.edge_to[e] as usize;
+            }
+        }
+        for pair in path.windows(2) {
+            flow.add_edge(pair[0], pair[1]);
+        }
+        flow.max_flow(s as u32, t as u32)
     }
 
     /// The candidate moves of the routes through edge e: every switch whose route in some
@@ -618,6 +941,12 @@ impl State<'_> {
         }
         false
     }
+}
+
+/// Whether `a` counts fewer pairs lacking disjoint paths than `b`: none more below either
+/// count, and some fewer.
+fn fewer(a: [i64; 2], b: [i64; 2]) -> bool {
+    a[0] <= b[0] && a[1] <= b[1] && a != b
 }
 
 /// Longest route allowed in layer l for a destination at distance d.
