@@ -22,6 +22,11 @@
 //! * When all layers are built, [`rebalance`] moves subtrees between parents where that evens
 //!   the link loads, keeping every layer loop-free, within its lengths, and every switch's
 //!   disjoint paths (up to three).
+//! * On fabrics of up to a million routes per layer set, [`polish`] then searches locally
+//!   within a bounded budget: pairs lacking disjoint paths first (single moves, or a whole new
+//!   path laid in one layer and the pairs it costs repaired), then the link loads sorted from
+//!   the largest down, so the maximum rather than the sum of squares; seeded kicks get it out
+//!   of local minima and the best state seen is kept.
 //!
 //! Link weights are shared by all layers and start with layer 0's load, so the layers together
 //! stay balanced (the reference implementation balances layer 0 separately, which leaves the
@@ -968,26 +973,27 @@ mod tests {
     }
 
     #[test]
-    fn slim_fly_q5_with_4_layers_comes_within_a_few_pairs_of_the_structural_limit() {
+    fn slim_fly_q5_with_4_layers_reaches_the_structural_limit() {
         // Girth 5: adjacent switches have no 2- or 3-hop detour, so at most 6/7 of the pairs
-        // can have 3 disjoint paths. The greedy layering gets within 0.5 % of that (seed 1:
-        // 2091 of the 2100 possible pairs); reaching the limit exactly is open.
+        // can have 3 disjoint paths. The greedy layering leaves a few of the 2100 possible
+        // pairs short (seed 1: 9); the polishing pass lays new paths for them.
         let (fraction, longest) = quality("slimfly:q=5", &layered(4));
         assert!(
             fraction <= 6.0 / 7.0 + 1e-9,
             "{fraction} beats the structural limit: the count is wrong"
         );
-        assert!(fraction >= 0.853, "{fraction}");
+        assert!(fraction >= 6.0 / 7.0 - 1e-9, "{fraction}");
         assert_eq!(longest, 1, "3-hop paths for distance-2 pairs, no longer");
     }
 
     #[test]
     fn slim_fly_q7_quality() {
-        // With every path at most 3 hops, seeds 1 to 8 give 95.7 % to 96.4 % of pairs three
-        // disjoint paths with 4 layers (the routing issue asks for 96 %), and 100 % with 8.
+        // With every path at most 3 hops, seeds 1 to 8 give 97.0 % to 97.9 % of pairs three
+        // disjoint paths with 4 layers (the routing issue asks for 96 %; 95.7 % to 96.4 %
+        // before the polishing pass), and 100 % with 8.
         let (f4, _) = quality("slimfly:q=7", &layered(4));
         let (f8, _) = quality("slimfly:q=7", &layered(8));
-        assert!(f4 >= 0.955, "{f4}");
+        assert!(f4 >= 0.96, "{f4}");
         assert!(f8 >= 0.995, "{f8}");
     }
 }
