@@ -68,6 +68,9 @@ pub(super) fn polish(
     seed: u64,
     budget: u64,
 ) {
+    if loads.is_empty() {
+        return; // no links to balance
+    }
     let n = graph.len();
     let mut below = [0i64; 2];
     for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
