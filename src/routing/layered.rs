@@ -179,23 +179,22 @@ pub fn route(graph: &RoutingGraph, config: &RoutingConfig) -> Layers {
 /// keep the pass under a second there.
 const REBALANCE_ROUNDS: usize = 4;
 
-/// Work budget of [`polish`] (move evaluations, about 0.1 µs each): 1000 per link and layer,
-/// at most [`POLISH_MAX_WORK`]; none on fabrics with more than [`POLISH_MAX_ENTRIES`] routes
-/// (layers × switches²), which the earlier passes already balance and where the path search
-/// leaves no time to spare.
+/// Work budget of [`polish`] (move evaluations, about 0.1 µs each): [`POLISH_WORK`], or none
+/// on fabrics with more than [`POLISH_MAX_ENTRIES`] routes (layers × switches²), which the
+/// earlier passes already balance and where the path search leaves no time to spare.
 fn polish_budget(graph: &RoutingGraph, layers: usize) -> u64 {
     let n = graph.len() as u64;
     if layers as u64 * n * n > POLISH_MAX_ENTRIES {
         return 0;
     }
-    (1000 * (graph.edge_count() * layers) as u64).min(POLISH_MAX_WORK)
+    POLISH_WORK
 }
 
 /// Largest fabric [`polish`] runs on: layers × switches² (Slim Fly q = 13 with 8 layers: 914k).
 const POLISH_MAX_ENTRIES: u64 = 1_000_000;
 
-/// Most work [`polish`] spends (about 0.2 s).
-const POLISH_MAX_WORK: u64 = 2_000_000;
+/// The work [`polish`] spends (about 0.2 s).
+const POLISH_WORK: u64 = 2_000_000;
 
 /// A random subset of the links, each kept with probability `keep_per_mille`/1000; both
 /// directions of a link share the decision.
