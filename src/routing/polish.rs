@@ -6,23 +6,37 @@
 //! judged by, compared lexicographically:
 //!
 //! 1. the pairs (s, t) with fewer than three edge-disjoint paths across all layers, then those
-//!    with fewer than two: neither count may ever grow, and moves that shrink them come first;
+//!    with fewer than two: moves that shrink both counts (or one, the other not growing) come
+//!    first, as long as the maximum load stays within 1.10 × the mean (the bound) or
+//!    where it already is;
 //! 2. the link loads sorted from the largest down (the maximum, then the next largest, ...).
 //!    A move changes the loads of the few links its old and new routes do not share, and it
 //!    improves this order exactly when those links' new loads, sorted from the largest down,
 //!    come before their old ones.
 //!
+//! Neither count of pairs ends above where the pass started. While the maximum is over
+//! 1.10 × the mean, a load move may spend pairs the pass itself won (never more); within it, a
+//! load move may not cost any.
+//!
 //! The moves are those of the rebalancing pass: a switch s re-points its next hop towards t in
 //! one layer to a neighbour whose route does not pass s (so the layer stays a loop-free tree
 //! into t); s's subtree follows; every switch of the subtree stays within its allowed length
 //! (layer 0 and minimal layers: exactly the distance; further layers: at most
-//! max(d + 1, 3) hops by default). Moves come from routes through the most loaded links first,
-//! and for the diversity step from the routes of the pairs that lack disjoint paths.
+//! max(d + 1, 3) hops by default). Load moves come from the routes through the most loaded
+//! links. A pair lacking disjoint paths first tries single moves of the switches on its
+//! routes; with three layers or more, failing those, a move that wins it a path at the cost
+//! of another pair, or a whole new path laid for it in one layer (switches whose subtrees the
+//! longer route would push over their lengths move aside first), after which the pairs that
+//! cost are repaired, one level deep; such a compound change is kept only if fewer pairs lack
+//! paths in the end, and undone otherwise (a journal of reverse moves).
 //!
-//! Where no move improves, a seeded kick moves a route off a most loaded link onto links that
-//! stay at or below the maximum (the kicked route is then left alone for a while), and the
-//! descent resumes; the best state seen is kept. The search stops after a work budget
-//! proportional to the fabric size, so the result is deterministic for a given seed.
+//! Where no move improves, a seeded kick moves a route off a most loaded link — onto links
+//! that stay within the maximum if it can, else onto links it pushes over by the moved load,
+//! which the descent then has to relieve (an ejection chain) — and the kicked route is left
+//! alone for a while; pairs the kick cost get repaired. A state worse than the best one (more
+//! over the cap, more pairs lacking paths, or a higher maximum) goes back to the best one,
+//! which is what the pass returns. The search stops after a fixed amount of work, so the result
+//! is deterministic for a given seed.
 
 use super::graph::RoutingGraph;
 use super::layered::{PathFlow, PathLengths, pair_disjoint};
