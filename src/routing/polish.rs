@@ -33,7 +33,8 @@
 //! Where no move improves, a seeded kick moves a route off a most loaded link — onto links
 //! that stay within the maximum if it can, else onto links it pushes over by the moved load,
 //! which the descent then has to relieve (an ejection chain) — and the kicked route is left
-//! alone for a while; pairs the kick cost get repaired. A state worse than the best one (more
+//! alone for a while; pairs the kick cost get repaired (single moves, then, if pairs are still
+//! short, the compound ones). A state worse than the best one (more
 //! over the cap, more pairs lacking paths, or a higher maximum) goes back to the best one,
 //! which is what the pass returns. The search stops after a fixed amount of work, so the result
 //! is deterministic for a given seed.
@@ -212,6 +213,12 @@ impl State<'_> {
         let mut recovered = false;
         loop {
             while self.work < self.budget && self.load_step(layers) {}
+            if layers.count() >= 3 && self.below[0] > self.floor[0] {
+                // A kick cost pairs the single-move repair could not win back: try the
+                // compound moves before judging the state.
+                while self.work < self.budget && self.ejection_pass(layers) {}
+                while self.work < self.budget && self.load_step(layers) {}
+            }
             if !recovered && self.loads.iter().all(|&x| x <= self.cap) {
                 // Within the cap: win back the disjoint paths spent on getting there.
                 recovered = true;
