@@ -22,6 +22,11 @@
 //! * When all layers are built, [`rebalance`] moves subtrees between parents where that evens
 //!   the link loads, keeping every layer loop-free, within its lengths, and every switch's
 //!   disjoint paths (up to three).
+//! * On fabrics of up to a million routes per layer set, [`polish`] then searches locally
+//!   within a bounded budget: pairs lacking disjoint paths first (single moves, or a whole new
+//!   path laid in one layer and the pairs it costs repaired), then the link loads sorted from
+//!   the largest down, so the maximum rather than the sum of squares; seeded kicks get it out
+//!   of local minima and the best state seen is kept.
 //!
 //! Link weights are shared by all layers and start with layer 0's load, so the layers together
 //! stay balanced (the reference implementation balances layer 0 separately, which leaves the
@@ -31,6 +36,7 @@ use std::ops::RangeInclusive;
 
 use super::graph::{FAR, RoutingGraph};
 use super::layers::{AttachScratch, Layers};
+use super::polish::polish;
 use super::rebalance::rebalance;
 use super::rng::Rng;
 
@@ -151,7 +157,19 @@ pub fn route(graph: &RoutingGraph, config: &RoutingConfig) -> Layers {
         }
     }
     if let Algorithm::Layered(lengths) = &config.algorithm {
-        rebalance(graph, &mut layers, Some(lengths), REBALANCE_ROUNDS);
+        let (loads, disjoint) = rebalance(graph, &mut layers, Some(lengths), REBALANCE_ROUNDS);
+        let budget = polish_budget(graph, layers.count());
+        if budget > 0 {
+            polish(
+                graph,
+                &mut layers,
+                Some(lengths),
+                loads,
+                disjoint,
+                config.seed,
+                budget,
+            );
+        }
     }
     layers
 }
@@ -160,6 +178,23 @@ pub fn route(graph: &RoutingGraph, config: &RoutingConfig) -> Layers {
 /// rounds make nearly all the moves (Slim Fly q = 19, 4 layers: 730k, 270k, 17k, 1.4k); four
 /// keep the pass under a second there.
 const REBALANCE_ROUNDS: usize = 4;
+
+/// Work budget of [`polish`] (move evaluations, about 0.1 µs each): [`POLISH_WORK`], or none
+/// on fabrics with more than [`POLISH_MAX_ENTRIES`] routes (layers × switches²), which the
+/// earlier passes already balance and where the path search leaves no time to spare.
+fn polish_budget(graph: &RoutingGraph, layers: usize) -> u64 {
+    let n = graph.len() as u64;
+    if layers as u64 * n * n > POLISH_MAX_ENTRIES {
+        return 0;
+    }
+    POLISH_WORK
+}
+
+/// Largest fabric [`polish`] runs on: layers × switches² (Slim Fly q = 13 with 8 layers: 914k).
+const POLISH_MAX_ENTRIES: u64 = 1_000_000;
+
+/// The work [`polish`] spends (about 0.2 s).
+const POLISH_WORK: u64 = 2_000_000;
 
 /// A random subset of the links, each kept with probability `keep_per_mille`/1000; both
 /// directions of a link share the decision.
@@ -351,11 +386,11 @@ pub(super) struct PathFlow {
 }
 
 impl PathFlow {
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.edges.clear();
     }
 
-    fn add_edge(&mut self, from: u32, to: u32) {
+    pub(super) fn add_edge(&mut self, from: u32, to: u32) {
         if !self
             .edges
             .iter()
@@ -367,7 +402,7 @@ impl PathFlow {
         }
     }
 
-    fn max_flow(&mut self, s: u32, t: u32) -> u8 {
+    pub(super) fn max_flow(&mut self, s: u32, t: u32) -> u8 {
         let mut flow = 0;
         // Augment along depth-first paths until none is left (at most `layers` rounds).
         loop {
@@ -937,26 +972,27 @@ mod tests {
     }
 
     #[test]
-    fn slim_fly_q5_with_4_layers_comes_within_a_few_pairs_of_the_structural_limit() {
+    fn slim_fly_q5_with_4_layers_reaches_the_structural_limit() {
         // Girth 5: adjacent switches have no 2- or 3-hop detour, so at most 6/7 of the pairs
-        // can have 3 disjoint paths. The greedy layering gets within 0.5 % of that (seed 1:
-        // 2091 of the 2100 possible pairs); reaching the limit exactly is open.
+        // can have 3 disjoint paths. The greedy layering leaves a few of the 2100 possible
+        // pairs short (seed 1: 9); the polishing pass lays new paths for them.
         let (fraction, longest) = quality("slimfly:q=5", &layered(4));
         assert!(
             fraction <= 6.0 / 7.0 + 1e-9,
             "{fraction} beats the structural limit: the count is wrong"
         );
-        assert!(fraction >= 0.853, "{fraction}");
+        assert!(fraction >= 6.0 / 7.0 - 1e-9, "{fraction}");
         assert_eq!(longest, 1, "3-hop paths for distance-2 pairs, no longer");
     }
 
     #[test]
     fn slim_fly_q7_quality() {
-        // With every path at most 3 hops, seeds 1 to 8 give 95.7 % to 96.4 % of pairs three
-        // disjoint paths with 4 layers (the routing issue asks for 96 %), and 100 % with 8.
+        // With every path at most 3 hops, seeds 1 to 8 give 97.0 % to 97.9 % of pairs three
+        // disjoint paths with 4 layers (the routing issue asks for 96 %; 95.7 % to 96.4 %
+        // before the polishing pass), and 100 % with 8.
         let (f4, _) = quality("slimfly:q=7", &layered(4));
         let (f8, _) = quality("slimfly:q=7", &layered(8));
-        assert!(f4 >= 0.955, "{f4}");
+        assert!(f4 >= 0.96, "{f4}");
         assert!(f8 >= 0.995, "{f8}");
     }
 }

@@ -6,6 +6,7 @@ pub mod layered;
 pub mod layers;
 pub mod lft;
 pub mod lids;
+mod polish;
 mod rebalance;
 pub(crate) mod rng;
 pub mod tables;

@@ -30,13 +30,14 @@ const MAX_ROUTE: usize = 16;
 
 /// Rebalances the link load of all layers of `layers` (see the module documentation).
 /// `lengths` bounds the layers after layer 0 (`None`: every layer stays minimal). Returns the
-/// resulting link loads, per directed edge.
+/// resulting link loads, per directed edge, and the edge-disjoint paths across all layers of
+/// every pair (s, t), `t * n + s`, for the destinations t with endpoints.
 pub(super) fn rebalance(
     graph: &RoutingGraph,
     layers: &mut Layers,
     lengths: Option<&PathLengths>,
     rounds: usize,
-) -> Vec<u64> {
+) -> (Vec<u64>, Vec<u8>) {
     let n = graph.len();
     let mut loads = route_loads(graph, layers);
     let mut disjoint = vec![0u8; n * n];
@@ -65,7 +66,7 @@ pub(super) fn rebalance(
             break;
         }
     }
-    loads
+    (loads, disjoint)
 }
 
 /// Routes per directed edge: every sending switch's endpoints × the destination's endpoints,
