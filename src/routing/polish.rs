@@ -42,10 +42,8 @@
 use super::graph::RoutingGraph;
 use super::layered::{PathFlow, PathLengths, pair_disjoint};
 use super::layers::Layers;
+use super::rebalance::{MAX_ROUTE, walk};
 use super::rng::Rng;
-
-/// Longest route the pass walks (hops); longer routes are left alone.
-const MAX_ROUTE: usize = 16;
 
 /// Pairs a kick may cost three (or two) disjoint paths, for the repair that follows to win
 /// back.
@@ -984,23 +982,4 @@ fn limit(lengths: Option<&PathLengths>, l: usize, d: u8) -> usize {
         Some(lengths) if l > 0 => *lengths.range(d).end(),
         _ => usize::from(d),
     }
-}
-
-/// Writes the edges of v's route to t in layer l into `out`; returns how many.
-fn walk(
-    graph: &RoutingGraph,
-    layers: &Layers,
-    l: usize,
-    mut v: usize,
-    t: usize,
-    out: &mut [u32],
-) -> usize {
-    let mut len = 0;
-    while v != t {
-        let e = layers.next_edge(l, v, t).expect("routed");
-        out[len] = e as u32;
-        len += 1;
-        v = graph.edge_to[e] as usize;
-    }
-    len
 }

@@ -26,7 +26,7 @@ use super::layered::{DISJOINT_TARGET, PathFlow, PathLengths, count_disjoint, pai
 use super::layers::Layers;
 
 /// Longest route the pass walks (hops); longer routes are left alone.
-const MAX_ROUTE: usize = 16;
+pub(super) const MAX_ROUTE: usize = 16;
 
 /// Rebalances the link load of all layers of `layers` (see the module documentation).
 /// `lengths` bounds the layers after layer 0 (`None`: every layer stays minimal). Returns the
@@ -347,7 +347,7 @@ impl Pass<'_> {
 }
 
 /// Writes the edges of v's route to t in layer l into `out`; returns how many.
-fn walk(
+pub(super) fn walk(
     graph: &RoutingGraph,
     layers: &Layers,
     l: usize,
