@@ -502,20 +502,23 @@ impl State<'_> {
         improved
     }
 
-    /// The best move of a switch on one of s's routes towards t that lowers the pairs below
-    /// three or two disjoint paths (without raising either), made at once. Returns whether a
-    /// move was made.
-    fn improve_pair(&mut self, layers: &mut Layers, s: usize, t: usize) -> bool {
+    /// The valid moves of the switches on s's routes towards t (every layer) whose change of
+    /// the pairs lacking disjoint paths `keep` accepts (it sees the state with the moved
+    /// subtree's members and their disjoint counts after the move) and whose maximum load stays
+    /// within `ceiling`, keyed by (that change, the new maximum, the new sum of squares), in
+    /// the order found.
+    fn moves_on_routes(
+        &mut self,
+        layers: &mut Layers,
+        s: usize,
+        t: usize,
+        ceiling: u64,
+        keep: impl Fn(&Self, [i64; 2]) -> bool,
+    ) -> Vec<(PairKey, Move)> {
         let graph = self.graph;
-        let n = graph.len();
-        if self.disjoint[t * n + s] >= layers.count().min(3) as u8 {
-            return false;
-        }
         let mut old = [0u32; MAX_ROUTE];
         let mut new = [0u32; MAX_ROUTE];
-        let mut best: Option<(PairKey, Move)> = None;
-        // Diversity may not push the maximum load over the cap, or further over it.
-        let ceiling = self.loads.iter().copied().max().unwrap_or(0).max(self.cap);
+        let mut found = Vec::new();
         for l in 0..layers.count() {
             if layers.next_edge(l, s, t).is_none() {
                 continue;
@@ -531,23 +534,37 @@ impl State<'_> {
                     self.work += 1;
                     self.subtree(u);
                     let change = self.diversity_change(layers, mv);
-                    if change >= [0, 0] || change[0] > 0 || change[1] > 0 {
+                    if !keep(self, change) {
                         continue;
                     }
                     let (ol, nl) = self.routes(layers, mv, &mut old, &mut new);
                     let load = self.tree.senders[u] * u64::from(graph.endpoints[t]);
                     let effect = self.load_change(&old[..ol], &new[..nl], load);
-                    if effect.peak > ceiling {
-                        continue;
-                    }
-                    let key = (change, effect.peak, effect.squares);
-                    if best.is_none_or(|(k, _)| key < k) {
-                        best = Some((key, mv));
+                    if effect.peak <= ceiling {
+                        found.push(((change, effect.peak, effect.squares), mv));
                     }
                 }
                 u = next as usize;
             }
         }
+        found
+    }
+
+    /// The best move of a switch on one of s's routes towards t that lowers the pairs below
+    /// three or two disjoint paths (without raising either), made at once. Returns whether a
+    /// move was made.
+    fn improve_pair(&mut self, layers: &mut Layers, s: usize, t: usize) -> bool {
+        let graph = self.graph;
+        let n = graph.len();
+        if self.disjoint[t * n + s] >= layers.count().min(3) as u8 {
+            return false;
+        }
+        // Diversity may not push the maximum load over the cap, or further over it.
+        let ceiling = self.loads.iter().copied().max().unwrap_or(0).max(self.cap);
+        let candidates = self.moves_on_routes(layers, s, t, ceiling, |_, change| {
+            change < [0, 0] && change[0] <= 0 && change[1] <= 0
+        });
+        let best = candidates.into_iter().min_by_key(|&(key, _)| key);
         let Some(((change, _, _), mv)) = best else {
             return false;
         };
@@ -585,39 +602,11 @@ impl State<'_> {
         let n = graph.len();
         let before = self.disjoint[t * n + s];
         let ceiling = self.loads.iter().copied().max().unwrap_or(0).max(self.cap);
-        let mut old = [0u32; MAX_ROUTE];
-        let mut new = [0u32; MAX_ROUTE];
-        let mut candidates: Vec<(PairKey, Move)> = Vec::new();
-        for l in 0..layers.count() {
-            if layers.next_edge(l, s, t).is_none() {
-                continue;
-            }
-            self.build_tree(layers, l, t);
-            let mut u = s;
-            while u != t {
-                let next = graph.edge_to[layers.next_edge(l, u, t).expect("routed")];
-                for edge in graph.edges(u) {
-                    let Some(mv) = self.valid(layers, l, u, t, edge) else {
-                        continue;
-                    };
-                    self.work += 1;
-                    self.subtree(u);
-                    let change = self.diversity_change(layers, mv);
-                    let at = self.members.iter().position(|&v| v as usize == s);
-                    let gains = at.is_some_and(|i| self.checked[i] > before);
-                    if !gains || change[0] > KICK_LOSS || change[1] > 0 {
-                        continue;
-                    }
-                    let (ol, nl) = self.routes(layers, mv, &mut old, &mut new);
-                    let load = self.tree.senders[u] * u64::from(graph.endpoints[t]);
-                    let effect = self.load_change(&old[..ol], &new[..nl], load);
-                    if effect.peak <= ceiling {
-                        candidates.push(((change, effect.peak, effect.squares), mv));
-                    }
-                }
-                u = next as usize;
-            }
-        }
+        let mut candidates = self.moves_on_routes(layers, s, t, ceiling, |state, change| {
+            let at = state.members.iter().position(|&v| v as usize == s);
+            let gains = at.is_some_and(|i| state.checked[i] > before);
+            gains && change[0] <= KICK_LOSS && change[1] <= 0
+        });
         candidates.sort_unstable_by_key(|&(key, mv)| (key, mv.l, mv.s, mv.edge));
         let below = self.below;
 
