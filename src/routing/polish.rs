@@ -42,7 +42,7 @@
 use super::graph::RoutingGraph;
 use super::layered::{PathFlow, PathLengths, pair_disjoint};
 use super::layers::Layers;
-use super::rebalance::{MAX_ROUTE, walk};
+use super::rebalance::{MAX_ROUTE, Tree, walk};
 use super::rng::Rng;
 
 /// Pairs a kick may cost three (or two) disjoint paths, for the repair that follows to win
@@ -106,6 +106,8 @@ pub(super) fn polish(
         work: 0,
         budget,
         tree: Tree::default(),
+        tree_key: None,
+        slack: Vec::new(),
         members: Vec::new(),
         flow: PathFlow::default(),
         checked: Vec::new(),
@@ -142,19 +144,6 @@ struct LoadChange {
 /// two disjoint paths, the largest new load, the change of the sum of squared loads.
 type PairKey = ([i64; 2], u64, i128);
 
-/// One layer's tree into one destination.
-#[derive(Default)]
-struct Tree {
-    /// The (layer, destination) the buffers describe, if current.
-    key: Option<(usize, usize)>,
-    children: Vec<Vec<u32>>,
-    /// Sending endpoints of each switch's subtree (itself included).
-    senders: Vec<u64>,
-    /// The least room (allowed hops − hops) in each switch's subtree.
-    slack: Vec<i32>,
-    order: Vec<u32>,
-}
-
 struct State<'a> {
     graph: &'a RoutingGraph,
     lengths: Option<&'a PathLengths>,
@@ -169,7 +158,12 @@ struct State<'a> {
     below: [i64; 2],
     work: u64,
     budget: u64,
+    /// One layer's tree into one destination, for the (layer, destination) in `tree_key`
+    /// (`None`: not current), and the least room (allowed hops − hops) in each switch's
+    /// subtree of it.
     tree: Tree,
+    tree_key: Option<(usize, usize)>,
+    slack: Vec<i32>,
     members: Vec<u32>,
     flow: PathFlow,
     /// New disjoint-path counts of the members of the subtree last checked.
@@ -246,7 +240,7 @@ impl State<'_> {
                         self.loads.clone_from(&b.loads);
                         self.disjoint.clone_from(&b.disjoint);
                         self.below = b.below;
-                        self.tree.key = None;
+                        self.tree_key = None;
                     }
                 }
                 _ => best = Some(now),
@@ -286,58 +280,32 @@ impl State<'_> {
         sorted
     }
 
-    /// Makes `self.tree` describe layer l's tree into t.
+    /// Makes `self.tree` and `self.slack` describe layer l's tree into t.
     fn build_tree(&mut self, layers: &Layers, l: usize, t: usize) {
-        if self.tree.key == Some((l, t)) {
+        if self.tree_key == Some((l, t)) {
             return;
         }
         let graph = self.graph;
         let n = graph.len();
-        let tree = &mut self.tree;
-        tree.children.resize_with(n, Vec::new);
-        tree.children.iter_mut().for_each(Vec::clear);
-        for v in (0..n).filter(|&v| v != t) {
-            if let Some(e) = layers.next_edge(l, v, t) {
-                tree.children[graph.edge_to[e] as usize].push(v as u32);
-            }
-        }
-        tree.order.clear();
-        tree.order.push(t as u32);
-        let mut i = 0;
-        while i < tree.order.len() {
-            let v = tree.order[i] as usize;
-            let (order, children) = (&mut tree.order, &tree.children);
-            order.extend_from_slice(&children[v]);
-            i += 1;
-        }
-        tree.senders.clear();
-        tree.senders.resize(n, 0);
-        tree.slack.clear();
-        tree.slack.resize(n, i32::MAX);
-        for i in (1..tree.order.len()).rev() {
-            let v = tree.order[i] as usize;
+        self.tree.build(graph, layers, l, t);
+        let (order, slack) = (&self.tree.order, &mut self.slack);
+        slack.clear();
+        slack.resize(n, i32::MAX);
+        for &v in order[1..].iter().rev() {
+            let v = v as usize;
             let h = layers.hops(l, v, t).expect("in tree");
             let limit = limit(self.lengths, l, graph.dist(v, t));
-            tree.senders[v] += u64::from(graph.endpoints[v]);
-            tree.slack[v] = tree.slack[v].min(limit as i32 - i32::from(h));
+            slack[v] = slack[v].min(limit as i32 - i32::from(h));
             let parent = graph.edge_to[layers.next_edge(l, v, t).expect("in tree")] as usize;
-            tree.senders[parent] += tree.senders[v];
-            tree.slack[parent] = tree.slack[parent].min(tree.slack[v]);
+            slack[parent] = slack[parent].min(slack[v]);
         }
-        tree.key = Some((l, t));
+        self.tree_key = Some((l, t));
         self.work += n as u64 / 8;
     }
 
     /// The subtree of s in the current tree (s first), into `self.members`.
     fn subtree(&mut self, s: usize) {
-        self.members.clear();
-        self.members.push(s as u32);
-        let mut i = 0;
-        while i < self.members.len() {
-            let v = self.members[i] as usize;
-            self.members.extend_from_slice(&self.tree.children[v]);
-            i += 1;
-        }
+        self.tree.subtree(s, &mut self.members);
     }
 
     /// Whether s may re-point to `edge` in layer l's tree into t (which `self.tree` holds):
@@ -354,7 +322,7 @@ impl State<'_> {
         }
         let w = graph.edge_to[edge] as usize;
         let hops = i32::from(layers.hops(l, w, t)?) + 1;
-        if hops as usize > MAX_ROUTE || hops - hs > self.tree.slack[s] {
+        if hops as usize > MAX_ROUTE || hops - hs > self.slack[s] {
             return None;
         }
         if (l == 0 || self.lengths.is_none()) && hops != hs {
@@ -479,7 +447,7 @@ impl State<'_> {
         }
         self.below[0] += change[0];
         self.below[1] += change[1];
-        self.tree.key = None;
+        self.tree_key = None;
         self.moves += 1;
         let moves = self.moves;
         self.tabu.retain(|&(_, until)| until > moves);
@@ -677,7 +645,7 @@ impl State<'_> {
         let crowded: Vec<u32> = self.tree.children[s]
             .iter()
             .copied()
-            .filter(|&c| self.tree.slack[c as usize] < delta)
+            .filter(|&c| self.slack[c as usize] < delta)
             .collect();
         let mut old = [0u32; MAX_ROUTE];
         let mut new = [0u32; MAX_ROUTE];

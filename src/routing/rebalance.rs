@@ -91,15 +91,16 @@ fn route_loads(graph: &RoutingGraph, layers: &Layers) -> Vec<u64> {
 
 /// One layer's tree into one destination: children and sending endpoints per subtree.
 #[derive(Default)]
-struct Tree {
-    children: Vec<Vec<u32>>,
+pub(super) struct Tree {
+    pub(super) children: Vec<Vec<u32>>,
     /// Sending endpoints of each switch's subtree (itself included).
-    senders: Vec<u64>,
-    order: Vec<u32>,
+    pub(super) senders: Vec<u64>,
+    /// Breadth-first from the destination (parents before children).
+    pub(super) order: Vec<u32>,
 }
 
 impl Tree {
-    fn build(&mut self, graph: &RoutingGraph, layers: &Layers, l: usize, t: usize) {
+    pub(super) fn build(&mut self, graph: &RoutingGraph, layers: &Layers, l: usize, t: usize) {
         let n = graph.len();
         self.children.resize_with(n, Vec::new);
         self.children.iter_mut().for_each(Vec::clear);
@@ -130,7 +131,7 @@ impl Tree {
     }
 
     /// The subtree of s (s first).
-    fn subtree(&self, s: usize, members: &mut Vec<u32>) {
+    pub(super) fn subtree(&self, s: usize, members: &mut Vec<u32>) {
         members.clear();
         members.push(s as u32);
         let mut i = 0;
