@@ -1,17 +1,11 @@
 //! The `ibfabric` command as a user runs it: outputs, exit statuses and error messages.
 
-use std::process::{Command, Output};
+// Only the command runner of the shared test harness (the rest needs the InfiniBand stack).
+#[path = "common/cli.rs"]
+mod cli;
 
-fn ibfabric(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibfabric"))
-        .args(args)
-        .output()
-        .expect("run ibfabric")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use cli::{ibfabric, stderr};
+use std::process::Output;
 
 /// The command refused its input: exit 2 and a message containing `what`.
 fn assert_refused(out: &Output, what: &str) {

@@ -1,17 +1,11 @@
 //! `ibfabric rankmap` as a job script runs it: hostfiles in rank order, the report, errors.
 
-use std::process::{Command, Output};
+// Only the command runner of the shared test harness (the rest needs the InfiniBand stack).
+#[path = "common/cli.rs"]
+mod cli;
 
-fn ibfabric(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibfabric"))
-        .args(args)
-        .output()
-        .expect("run ibfabric")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use cli::{ibfabric, stderr};
+use std::process::Output;
 
 const FABRIC: &str = "shortcut:nodes=96,degree=6,hosts=2,seed=4";
 
