@@ -90,7 +90,51 @@ pub(super) fn fewer_classes(
         r => r.min(REPACK_ROUNDS),
     };
     let mut rng = Rng::new(1);
-    let top_size = |lanes: &Lanes<'_, '_>| (lanes.used(), lanes.groups_in[lanes.used() - 1]);
+    let repacked = if rounds > 0 {
+        repack_rounds(lanes, groups, rounds, &mut rng)
+    } else {
+        top_size(lanes)
+    };
+    let emptied = if which.tabu {
+        empty_top_classes(lanes, groups, turn_groups, &mut rng)
+    } else {
+        0
+    };
+    Found {
+        before,
+        rounds,
+        repacked,
+        emptied,
+    }
+}
+
+/// The groups that make each turn: `groups[offsets[t]..offsets[t + 1]]`.
+pub(super) struct TurnGroups<'a> {
+    pub offsets: &'a [u32],
+    pub groups: &'a [u32],
+}
+
+impl TurnGroups<'_> {
+    fn of(&self, t: usize) -> impl Iterator<Item = usize> + '_ {
+        self.groups[self.offsets[t] as usize..self.offsets[t + 1] as usize]
+            .iter()
+            .map(|&g| g as usize)
+    }
+}
+
+/// Classes in use and groups in the highest.
+fn top_size(lanes: &Lanes<'_, '_>) -> (usize, usize) {
+    (lanes.used(), lanes.groups_in[lanes.used() - 1])
+}
+
+/// Re-packs the classes `rounds` times, in reversed and shuffled orders by turns, and leaves
+/// the assignment whose highest class was smallest; returns its [`top_size`].
+fn repack_rounds(
+    lanes: &mut Lanes<'_, '_>,
+    groups: &[usize],
+    rounds: usize,
+    rng: &mut Rng,
+) -> (usize, usize) {
     let mut best = (top_size(lanes), lanes.class.clone());
     for round in 0..rounds {
         if lanes.used() == 1 {
@@ -108,34 +152,8 @@ pub(super) fn fewer_classes(
             best = (top_size(lanes), lanes.class.clone());
         }
     }
-    if rounds > 0 {
-        lanes.restore(groups, &best.1);
-    }
-    let emptied = if which.tabu {
-        empty_top_classes(lanes, groups, turn_groups, &mut rng)
-    } else {
-        0
-    };
-    Found {
-        before,
-        rounds,
-        repacked: best.0,
-        emptied,
-    }
-}
-
-/// The groups that make each turn: `groups[offsets[t]..offsets[t + 1]]`.
-pub(super) struct TurnGroups<'a> {
-    pub offsets: &'a [u32],
-    pub groups: &'a [u32],
-}
-
-impl TurnGroups<'_> {
-    fn of(&self, t: usize) -> impl Iterator<Item = usize> + '_ {
-        self.groups[self.offsets[t] as usize..self.offsets[t + 1] as usize]
-            .iter()
-            .map(|&g| g as usize)
-    }
+    lanes.restore(groups, &best.1);
+    best.0
 }
 
 /// Empties the highest classes of `lanes` while each starts small enough and the search's
