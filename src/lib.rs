@@ -12,6 +12,7 @@ pub mod gf;
 pub mod io;
 pub mod placement;
 pub mod plan;
+pub mod rng;
 pub mod routing;
 pub mod topology;
 pub mod verify;

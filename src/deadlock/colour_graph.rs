@@ -8,7 +8,7 @@
 //!
 //! Deterministic: the only randomness is a seeded generator.
 
-use crate::routing::rng::Rng;
+use crate::rng::Rng;
 use crate::topology::SwitchGraph;
 
 /// A proper colouring: `colours[i]` is the colour of dense switch i (the [`SwitchGraph`]

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::routing::rng::Rng;
+use crate::rng::Rng;
 use crate::topology::{Fabric, PortRef, SwitchGraph};
 
 /// A host port that can run a rank, with the dense [`SwitchGraph`] index of its switch.

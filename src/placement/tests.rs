@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::routing::layered::{Algorithm, RoutingConfig};
-use crate::routing::rng::Rng;
+use crate::rng::Rng;
 use crate::routing::{Routed, assign_lids, route_fabric};
 use crate::topology::{Fabric, SwitchGraph, TopologySpec};
 

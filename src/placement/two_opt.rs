@@ -3,7 +3,7 @@
 //! start, since only improving swaps are kept.
 
 use super::cost::{Cost, Evaluator};
-use crate::routing::rng::Rng;
+use crate::rng::Rng;
 
 /// What a two-opt run did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

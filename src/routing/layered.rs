@@ -38,7 +38,7 @@ use super::graph::{FAR, RoutingGraph};
 use super::layers::{AttachScratch, Layers};
 use super::polish::polish;
 use super::rebalance::rebalance;
-use super::rng::Rng;
+use crate::rng::Rng;
 
 /// Longest path (in hops) the layered search considers.
 const MAX_SEARCH_HOPS: usize = 8;

@@ -8,7 +8,6 @@ pub mod lft;
 pub mod lids;
 mod polish;
 mod rebalance;
-pub(crate) mod rng;
 pub mod tables;
 
 pub use lft::{ForwardingTables, NO_PORT};

@@ -43,7 +43,7 @@ use super::graph::RoutingGraph;
 use super::layered::{PathFlow, PathLengths, pair_disjoint};
 use super::layers::Layers;
 use super::rebalance::{MAX_ROUTE, Tree, walk};
-use super::rng::Rng;
+use crate::rng::Rng;
 
 /// Pairs a kick may cost three (or two) disjoint paths, for the repair that follows to win
 /// back.

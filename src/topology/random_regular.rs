@@ -8,7 +8,7 @@
 //! 1..=k in matching order, hosts on ports k + 1 ..= k + hosts. No racks.
 
 use super::{Construction, Fabric, FabricBuilder, Size, TopologyError};
-use crate::routing::rng::Rng;
+use crate::rng::Rng;
 
 /// A seeded random k-regular graph with hosts.
 #[derive(Debug, Clone)]

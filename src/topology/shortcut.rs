@@ -17,7 +17,7 @@
 use std::collections::HashSet;
 
 use super::{Construction, Fabric, FabricBuilder, Size, TopologyError};
-use crate::routing::rng::Rng;
+use crate::rng::Rng;
 
 /// A seeded ring-based random shortcut network with hosts.
 #[derive(Debug, Clone)]

@@ -29,7 +29,7 @@ use std::fmt;
 
 use super::VlSearch;
 use super::lanes::Lanes;
-use crate::routing::rng::Rng;
+use crate::rng::Rng;
 
 /// Group insertions the re-packing rounds may take in all (each round re-inserts every group;
 /// an insertion takes about 0.3 µs on Slim Fly q = 5 and 0.6 µs on q = 7). Fabrics where

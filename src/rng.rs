@@ -1,5 +1,7 @@
-//! A small seeded generator (SplitMix64): routing is deterministic for a given seed, on every
-//! platform and every version of the dependencies.
+//! The one seeded generator of the crate (SplitMix64). Constructions, routing, deadlock
+//! searches, rank placement and tests all draw from it, so every result is deterministic for a
+//! given seed, on every platform and every version of the dependencies. It sits below every
+//! other module: anything may import it, it imports nothing.
 
 /// SplitMix64 pseudo-random numbers.
 #[derive(Debug, Clone)]
