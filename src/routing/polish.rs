@@ -39,10 +39,11 @@
 //! which is what the pass returns. The search stops after a fixed amount of work, so the result
 //! is deterministic for a given seed.
 
+use super::config::{PathLengths, longest_allowed};
+use super::disjoint::{PathFlow, pair_disjoint};
 use super::graph::RoutingGraph;
-use super::layered::{PathFlow, PathLengths, pair_disjoint};
 use super::layers::Layers;
-use super::rebalance::{MAX_ROUTE, Tree, walk};
+use super::tree::{MAX_ROUTE, Tree, walk};
 use crate::rng::Rng;
 
 /// Pairs a kick may cost three (or two) disjoint paths, for the repair that follows to win
@@ -294,7 +295,7 @@ impl State<'_> {
         for &v in order[1..].iter().rev() {
             let v = v as usize;
             let h = layers.hops(l, v, t).expect("in tree");
-            let limit = limit(self.lengths, l, graph.dist(v, t));
+            let limit = longest_allowed(self.lengths, l, graph.dist(v, t));
             slack[v] = slack[v].min(limit as i32 - i32::from(h));
             let parent = graph.edge_to[layers.next_edge(l, v, t).expect("in tree")] as usize;
             slack[parent] = slack[parent].min(slack[v]);
@@ -709,7 +710,7 @@ impl State<'_> {
         let d = graph.dist(s, t);
         let mut paths: Vec<(usize, Vec<u32>)> = Vec::new();
         for l in 1..layers.count() {
-            let longest = limit(self.lengths, l, d).min(MAX_FORCED);
+            let longest = longest_allowed(self.lengths, l, d).min(MAX_FORCED);
             let mut path = vec![s as u32];
             self.lay(layers, l, t, longest, &mut path, &mut paths);
         }
@@ -931,12 +932,4 @@ impl State<'_> {
 /// count, and some fewer.
 fn fewer(a: [i64; 2], b: [i64; 2]) -> bool {
     a[0] <= b[0] && a[1] <= b[1] && a != b
-}
-
-/// Longest route allowed in layer l for a destination at distance d.
-fn limit(lengths: Option<&PathLengths>, l: usize, d: u8) -> usize {
-    match lengths {
-        Some(lengths) if l > 0 => *lengths.range(d).end(),
-        _ => usize::from(d),
-    }
 }
