@@ -22,6 +22,8 @@
 mod almost_minimal;
 mod config;
 mod disjoint;
+#[cfg(test)]
+mod fixtures;
 pub mod graph;
 pub mod layered;
 pub mod layers;
