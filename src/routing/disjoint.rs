@@ -128,3 +128,169 @@ impl PathFlow {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use crate::routing::config::PathLengths;
+    use crate::routing::fixtures::{SMALL_FABRICS, graph, searched_layers};
+
+    /// Edge-disjoint s → t paths by brute force (Menger): the fewest of the distinct directed
+    /// `edges` whose removal leaves t unreachable from s.
+    fn min_cut(edges: &[(u32, u32)], s: u32, t: u32) -> u8 {
+        let mut edges = edges.to_vec();
+        edges.sort_unstable();
+        edges.dedup();
+        let reaches = |removed: u32| {
+            let mut seen = vec![s];
+            let mut i = 0;
+            while i < seen.len() {
+                let v = seen[i];
+                for (k, &(a, b)) in edges.iter().enumerate() {
+                    if a == v && removed & (1 << k) == 0 && !seen.contains(&b) {
+                        seen.push(b);
+                    }
+                }
+                i += 1;
+            }
+            seen.contains(&t)
+        };
+        (0u32..1 << edges.len())
+            .filter(|&removed| !reaches(removed))
+            .map(|removed| removed.count_ones() as u8)
+            .min()
+            .expect("removing every edge cuts t off")
+    }
+
+    fn flow_of(edges: &[(u32, u32)], s: u32, t: u32) -> u8 {
+        let mut flow = PathFlow::default();
+        for &(a, b) in edges {
+            flow.add_edge(a, b);
+        }
+        flow.max_flow(s, t)
+    }
+
+    #[test]
+    fn the_max_flow_equals_the_brute_force_min_cut_on_random_small_graphs() {
+        let mut rng = Rng::new(5);
+        for case in 0..400 {
+            let nodes = 3 + rng.below(4) as u32;
+            let count = rng.below(13) as usize;
+            let edges: Vec<(u32, u32)> = (0..count)
+                .map(|_| {
+                    (
+                        rng.below(u64::from(nodes)) as u32,
+                        rng.below(u64::from(nodes)) as u32,
+                    )
+                })
+                .filter(|&(a, b)| a != b)
+                .collect();
+            assert_eq!(
+                flow_of(&edges, 0, nodes - 1),
+                min_cut(&edges, 0, nodes - 1),
+                "case {case}: {edges:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cleared_flow_forgets_its_edges() {
+        let mut flow = PathFlow::default();
+        flow.add_edge(0, 1);
+        flow.add_edge(1, 2);
+        assert_eq!(flow.max_flow(0, 2), 1);
+        flow.clear();
+        flow.add_edge(0, 2);
+        flow.add_edge(0, 1);
+        assert_eq!(flow.max_flow(0, 2), 1);
+        assert_eq!(flow.max_flow(1, 2), 0);
+    }
+
+    /// The edges of the routes from s to t in layers `0..count`.
+    fn route_edges(
+        graph: &RoutingGraph,
+        layers: &Layers,
+        count: usize,
+        s: usize,
+        t: usize,
+    ) -> Vec<(u32, u32)> {
+        (0..count)
+            .flat_map(|l| layers.path(graph, l, s, t).expect("routed"))
+            .collect::<Vec<_>>()
+            .windows(2)
+            .filter(|w| w[0] != t)
+            .map(|w| (w[0] as u32, w[1] as u32))
+            .collect()
+    }
+
+    #[test]
+    fn pair_counts_equal_the_brute_force_min_cut_of_the_routes() {
+        let lengths = PathLengths::default();
+        for spec in SMALL_FABRICS {
+            let graph = graph(spec);
+            let layers = searched_layers(&graph, 4, Some(&lengths), 1);
+            let n = graph.len();
+            let mut flow = PathFlow::default();
+            // Every fifth pair keeps the brute force fast.
+            for (t, s) in (0..n).flat_map(|t| (0..n).map(move |s| (t, s))).step_by(5) {
+                if s == t {
+                    continue;
+                }
+                for count in 1..=layers.count() {
+                    let edges = route_edges(&graph, &layers, count, s, t);
+                    assert_eq!(
+                        pair_disjoint(&graph, &layers, count, s, t, &mut flow),
+                        min_cut(&edges, s as u32, t as u32),
+                        "{spec}: {s} -> {t}, {count} layers"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn more_layers_never_lower_a_pairs_count() {
+        let lengths = PathLengths::default();
+        for spec in SMALL_FABRICS {
+            let graph = graph(spec);
+            let layers = searched_layers(&graph, 4, Some(&lengths), 2);
+            let n = graph.len();
+            let mut previous = vec![0u8; n * n];
+            for count in 1..=layers.count() {
+                let mut disjoint = vec![0u8; n * n];
+                count_disjoint(&graph, &layers, count, &mut disjoint);
+                for (i, (&now, &before)) in disjoint.iter().zip(&previous).enumerate() {
+                    assert!(now >= before, "{spec}: pair {i} with {count} layers");
+                    assert!(usize::from(now) <= count, "{spec}: pair {i}");
+                }
+                previous = disjoint;
+            }
+        }
+    }
+
+    #[test]
+    fn pairs_with_disjoint_paths_counts_the_pairs_at_or_above_k() {
+        let lengths = PathLengths::default();
+        for spec in SMALL_FABRICS {
+            let graph = graph(spec);
+            let layers = searched_layers(&graph, 4, Some(&lengths), 1);
+            let n = graph.len();
+            let mut disjoint = vec![0u8; n * n];
+            count_disjoint(&graph, &layers, layers.count(), &mut disjoint);
+            let all = (0..n).filter(|&t| graph.endpoints[t] > 0).count() * (n - 1);
+            for k in 0..=5u8 {
+                let good = (0..n)
+                    .filter(|&t| graph.endpoints[t] > 0)
+                    .flat_map(|t| (0..n).filter(move |&s| s != t).map(move |s| t * n + s))
+                    .filter(|&i| disjoint[i] >= k)
+                    .count();
+                assert_eq!(
+                    pairs_with_disjoint_paths(&graph, &layers, k),
+                    (good, all),
+                    "{spec} k={k}"
+                );
+            }
+        }
+    }
+}

@@ -57,10 +57,8 @@ use state::{Snapshot, State};
 
 use crate::rng::Rng;
 use crate::routing::config::PathLengths;
-use crate::routing::disjoint::PathFlow;
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layers::Layers;
-use crate::routing::tree::Tree;
 
 /// Polishes `layers` (see the module documentation) with at most `budget` move evaluations.
 /// `loads` and `disjoint` are the current link loads (per directed edge) and edge-disjoint
@@ -78,38 +76,7 @@ pub(in crate::routing) fn polish(
     if loads.is_empty() {
         return; // no links to balance
     }
-    let n = graph.len();
-    let mut below = [0i64; 2];
-    for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
-        for s in (0..n).filter(|&s| s != t) {
-            let d = disjoint[t * n + s];
-            below[0] += i64::from(d < 3);
-            below[1] += i64::from(d < 2);
-        }
-    }
-    // The load the issue accepts on a link: 1.10 × the mean.
-    let cap = loads.iter().sum::<u64>() * 11 / (10 * loads.len().max(1) as u64);
-    let mut state = State {
-        graph,
-        lengths,
-        cap,
-        floor: below,
-        loads,
-        disjoint,
-        below,
-        work: 0,
-        budget,
-        tree: Tree::default(),
-        tree_key: None,
-        slack: Vec::new(),
-        members: Vec::new(),
-        flow: PathFlow::default(),
-        checked: Vec::new(),
-        tabu: Vec::new(),
-        moves: 0,
-        journal: Vec::new(),
-        recording: 0,
-    };
+    let mut state = State::new(graph, lengths, loads, disjoint, budget);
     state.run(layers, &mut Rng::new(seed ^ 0x0050_15E0_D0C5));
 }
 
@@ -177,6 +144,116 @@ impl State<'_> {
             self.loads = best.loads;
             self.disjoint = best.disjoint;
             self.below = best.below;
+        }
+    }
+}
+
+#[cfg(test)]
+mod testing;
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{cases, rebalanced};
+    use super::*;
+    use crate::routing::fixtures::{all_disjoint, assert_valid, pairs_below, same_layers};
+    use crate::routing::tree::route_loads;
+
+    /// A budget that lets every phase of the search run on the small fabrics, in well under a
+    /// second each.
+    const BUDGET: u64 = 300_000;
+
+    fn polished(spec: &str, count: usize, lengths: Option<&PathLengths>, seed: u64) -> Layers {
+        let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths);
+        polish(&graph, &mut layers, lengths, loads, disjoint, seed, BUDGET);
+        layers
+    }
+
+    #[test]
+    fn polished_layers_stay_loop_free_trees_within_their_lengths() {
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            polish(
+                &graph,
+                &mut layers,
+                lengths.as_ref(),
+                loads,
+                disjoint,
+                1,
+                BUDGET,
+            );
+            assert_valid(
+                &graph,
+                &layers,
+                lengths.as_ref(),
+                &format!("{spec} L={count}"),
+            );
+        }
+    }
+
+    #[test]
+    fn the_pairs_lacking_disjoint_paths_never_end_above_the_start() {
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let start = pairs_below(&graph, &disjoint);
+            polish(
+                &graph,
+                &mut layers,
+                lengths.as_ref(),
+                loads,
+                disjoint,
+                1,
+                BUDGET,
+            );
+            let end = pairs_below(&graph, &all_disjoint(&graph, &layers));
+            assert!(
+                end[0] <= start[0] && end[1] <= start[1],
+                "{spec} L={count}: {start:?} -> {end:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_maximum_load_never_ends_further_over_the_cap_than_it_started() {
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let cap = State::new(&graph, lengths.as_ref(), loads.clone(), disjoint.clone(), 0).cap;
+            let start = loads.iter().copied().max().unwrap_or(0);
+            polish(
+                &graph,
+                &mut layers,
+                lengths.as_ref(),
+                loads,
+                disjoint,
+                1,
+                BUDGET,
+            );
+            let end = route_loads(&graph, &layers).into_iter().max().unwrap_or(0);
+            assert!(
+                end.saturating_sub(cap) <= start.saturating_sub(cap),
+                "{spec} L={count}: max {start} -> {end}, cap {cap}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_search_is_deterministic_per_seed() {
+        for (spec, count, lengths) in cases() {
+            for seed in [1, 2] {
+                let a = polished(spec, count, lengths.as_ref(), seed);
+                let b = polished(spec, count, lengths.as_ref(), seed);
+                let graph = crate::routing::fixtures::graph(spec);
+                assert!(same_layers(&graph, &a, &b), "{spec} L={count} seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn no_budget_leaves_the_layers_alone() {
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let before = layers.clone();
+            polish(&graph, &mut layers, lengths.as_ref(), loads, disjoint, 1, 0);
+            assert!(same_layers(&graph, &before, &layers), "{spec} L={count}");
         }
     }
 }

@@ -79,6 +79,51 @@ impl Snapshot {
     }
 }
 
+impl<'a> State<'a> {
+    /// The search's start: `loads` and `disjoint` as the layers have them (see
+    /// [`super::polish`]), nothing spent of `budget` yet.
+    pub(super) fn new(
+        graph: &'a RoutingGraph,
+        lengths: Option<&'a PathLengths>,
+        loads: Vec<u64>,
+        disjoint: Vec<u8>,
+        budget: u64,
+    ) -> Self {
+        let n = graph.len();
+        let mut below = [0i64; 2];
+        for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
+            for s in (0..n).filter(|&s| s != t) {
+                let d = disjoint[t * n + s];
+                below[0] += i64::from(d < 3);
+                below[1] += i64::from(d < 2);
+            }
+        }
+        // The load the issue accepts on a link: 1.10 × the mean.
+        let cap = loads.iter().sum::<u64>() * 11 / (10 * loads.len().max(1) as u64);
+        State {
+            graph,
+            lengths,
+            cap,
+            floor: below,
+            loads,
+            disjoint,
+            below,
+            work: 0,
+            budget,
+            tree: Tree::default(),
+            tree_key: None,
+            slack: Vec::new(),
+            members: Vec::new(),
+            flow: PathFlow::default(),
+            checked: Vec::new(),
+            tabu: Vec::new(),
+            moves: 0,
+            journal: Vec::new(),
+            recording: 0,
+        }
+    }
+}
+
 impl State<'_> {
     /// Makes `self.tree` and `self.slack` describe layer l's tree into t.
     pub(super) fn build_tree(&mut self, layers: &Layers, l: usize, t: usize) {
