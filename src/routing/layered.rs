@@ -5,15 +5,15 @@
 //! * Layer 0 is minimal and balanced: per destination, each switch takes the least loaded of its
 //!   shortest next hops ([`Layers::attach`]).
 //! * Every further layer gives each ordered switch pair one *almost-minimal* path
-//!   ([`almost_minimal_layer`]): at least one hop longer than their distance d and at most
+//!   (`almost_minimal_layer`): at least one hop longer than their distance d and at most
 //!   max(d + 1, 3) hops by default, so adjacent switches may take a 2- or 3-hop detour (as the
 //!   reference engine's `lnmp_max_path_len 3`), chosen to give every switch disjoint paths and
 //!   to keep the link loads even. Pairs left without such a path get the shortest path
 //!   consistent with the layer.
-//! * When all layers are built, [`rebalance`] moves subtrees between parents where that evens
+//! * When all layers are built, `rebalance` moves subtrees between parents where that evens
 //!   the link loads, keeping every layer loop-free, within its lengths, and every switch's
 //!   disjoint paths (up to three).
-//! * On fabrics of up to a million routes per layer set, [`polish`] then searches locally
+//! * On fabrics of up to a million routes per layer set, `polish` then searches locally
 //!   within a bounded budget: pairs lacking disjoint paths first, then the link loads sorted
 //!   from the largest down, so the maximum rather than the sum of squares.
 //!

@@ -3,17 +3,17 @@
 //!
 //! The files import downwards only; each one is the home of one concept:
 //!
-//! * [`config`] — what the caller chooses ([`RoutingConfig`], [`Algorithm`], [`PathLengths`])
+//! * `config` — what the caller chooses ([`RoutingConfig`], [`Algorithm`], [`PathLengths`])
 //!   and the length rule every pass keeps. Imports nothing from routing.
 //! * [`graph`] — the switch graph with its distances; [`layers`] — per layer and destination,
 //!   each switch's next hop (a tree into the destination), and the one routine that completes
 //!   a layer along the fewest hops.
-//! * [`disjoint`] — edge-disjoint paths among a pair's routes across the layers (a small
+//! * `disjoint` — edge-disjoint paths among a pair's routes across the layers (a small
 //!   max-flow), the diversity the layered routing is built for.
-//! * [`tree`] — one layer's tree into one destination seen from the destination (children,
+//! * `tree` — one layer's tree into one destination seen from the destination (children,
 //!   senders per subtree) and the link loads of all layers.
-//! * [`almost_minimal`] — the path search that builds each non-minimal layer.
-//! * [`rebalance`] and then [`polish`] — passes over the finished layers that even the link
+//! * `almost_minimal` — the path search that builds each non-minimal layer.
+//! * `rebalance` and then `polish` — passes over the finished layers that even the link
 //!   loads and win back disjoint paths, never importing each other or the driver.
 //! * [`layered`] — the driver: [`layered::route`] calls the passes above in order.
 //! * [`lids`], [`lft`] and [`tables`] turn the layers into forwarding tables; this file ties

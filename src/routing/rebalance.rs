@@ -263,3 +263,101 @@ impl Pass<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::fixtures::{
+        SMALL_FABRICS, all_disjoint, assert_valid, graph, same_layers, searched_layers,
+    };
+
+    /// Every small fabric with four almost-minimal layers and with two minimal ones, searched
+    /// (seed 1) and then rebalanced; before and after.
+    fn cases() -> Vec<(String, RoutingGraph, Option<PathLengths>, Layers, Layers)> {
+        let mut cases = Vec::new();
+        for spec in SMALL_FABRICS {
+            for (count, lengths) in [(4, Some(PathLengths::default())), (2, None)] {
+                let graph = graph(spec);
+                let before = searched_layers(&graph, count, lengths.as_ref(), 1);
+                let mut after = before.clone();
+                rebalance(&graph, &mut after, lengths.as_ref(), 4);
+                cases.push((format!("{spec} L={count}"), graph, lengths, before, after));
+            }
+        }
+        cases
+    }
+
+    fn squares(loads: &[u64]) -> u128 {
+        loads.iter().map(|&x| u128::from(x) * u128::from(x)).sum()
+    }
+
+    #[test]
+    fn rebalanced_layers_stay_loop_free_trees_within_their_lengths() {
+        for (what, graph, lengths, _, after) in cases() {
+            assert_valid(&graph, &after, lengths.as_ref(), &what);
+        }
+    }
+
+    #[test]
+    fn the_sum_of_squared_loads_never_grows() {
+        for (what, graph, _, before, after) in cases() {
+            let (old, new) = (route_loads(&graph, &before), route_loads(&graph, &after));
+            assert!(squares(&new) <= squares(&old), "{what}");
+        }
+    }
+
+    #[test]
+    fn no_pair_loses_disjoint_paths_below_the_target() {
+        for (what, graph, _, before, after) in cases() {
+            let n = graph.len();
+            let (old, new) = (all_disjoint(&graph, &before), all_disjoint(&graph, &after));
+            for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
+                for s in (0..n).filter(|&s| s != t) {
+                    let (old, new) = (old[t * n + s], new[t * n + s]);
+                    assert!(
+                        new >= old.min(DISJOINT_TARGET),
+                        "{what}: {s} -> {t}: {old} -> {new}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_returned_loads_and_counts_are_those_of_the_layers() {
+        for (what, graph, lengths, before, _) in cases() {
+            let n = graph.len();
+            let mut layers = before.clone();
+            let (loads, disjoint) = rebalance(&graph, &mut layers, lengths.as_ref(), 4);
+            assert_eq!(loads, route_loads(&graph, &layers), "{what}");
+            let recount = all_disjoint(&graph, &layers);
+            for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
+                for s in (0..n).filter(|&s| s != t) {
+                    assert_eq!(
+                        disjoint[t * n + s],
+                        recount[t * n + s],
+                        "{what}: {s} -> {t}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rebalancing_is_deterministic() {
+        for (what, graph, lengths, before, after) in cases() {
+            let mut again = before.clone();
+            rebalance(&graph, &mut again, lengths.as_ref(), 4);
+            assert!(same_layers(&graph, &after, &again), "{what}");
+        }
+    }
+
+    #[test]
+    fn no_rounds_change_nothing() {
+        for (what, graph, lengths, before, _) in cases() {
+            let mut layers = before.clone();
+            rebalance(&graph, &mut layers, lengths.as_ref(), 0);
+            assert!(same_layers(&graph, &before, &layers), "{what}");
+        }
+    }
+}

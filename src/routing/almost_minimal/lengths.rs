@@ -112,3 +112,70 @@ fn changes_needed(
         .min()
         .unwrap_or(usize::MAX / 2)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use crate::routing::fixtures::{SMALL_FABRICS, graph};
+
+    /// Layer 1 into t partly routed along a random depth-first tree into t (long, winding
+    /// routes), each routed switch's whole route routed too.
+    fn winding_layer(graph: &RoutingGraph, t: usize, rng: &mut Rng) -> Layers {
+        let n = graph.len();
+        let mut layers = Layers::new(n, 2);
+        let mut parent = vec![usize::MAX; n];
+        let mut stack = vec![t];
+        parent[t] = t;
+        while let Some(v) = stack.pop() {
+            let mut edges: Vec<usize> = graph.edges(v).collect();
+            rng.shuffle(&mut edges);
+            for e in edges {
+                let w = graph.edge_to[e] as usize;
+                if parent[w] == usize::MAX {
+                    parent[w] = v;
+                    stack.push(w);
+                }
+            }
+        }
+        for s in (0..n).filter(|&s| s != t && rng.below(3) == 0) {
+            let mut v = s;
+            while v != t && !layers.is_routed(1, v, t) {
+                let e = graph.edge_between(v, parent[v]).expect("tree edge");
+                layers.set(1, v, t, e, 0);
+                v = parent[v];
+            }
+        }
+        layers.recompute_hops(graph, 1, t);
+        layers
+    }
+
+    #[test]
+    fn every_unrouted_switch_is_left_a_neighbour_with_room() {
+        let lengths = PathLengths::default();
+        let mut rng = Rng::new(3);
+        for spec in SMALL_FABRICS {
+            let graph = graph(spec);
+            let weights = vec![0u64; graph.edge_count()];
+            for t in (0..graph.len())
+                .filter(|&t| graph.endpoints[t] > 0)
+                .step_by(3)
+            {
+                let mut layers = winding_layer(&graph, t, &mut rng);
+                keep_within_lengths(&graph, &mut layers, 1, &lengths, &weights);
+                for s in (0..graph.len()).filter(|&s| !layers.is_routed(1, s, t)) {
+                    let limit = *lengths.range(graph.dist(s, t)).end();
+                    let room = graph.edges(s).any(|e| {
+                        let w = graph.edge_to[e] as usize;
+                        layers.hops(1, w, t).is_some_and(|h| usize::from(h) < limit)
+                    });
+                    assert!(room, "{spec}: {s} -> {t} has no neighbour with room");
+                }
+                for s in (0..graph.len()).filter(|&s| s != t && layers.is_routed(1, s, t)) {
+                    let path = layers.path(&graph, 1, s, t).expect("loop-free");
+                    assert_eq!(layers.hops(1, s, t), Some((path.len() - 1) as u8), "{spec}");
+                }
+            }
+        }
+    }
+}

@@ -182,3 +182,48 @@ impl LayerBuild<'_> {
         self.unrouted[t] -= senders as u32;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::routing::config::PathLengths;
+    use crate::routing::fixtures::{
+        SMALL_FABRICS, assert_valid, graph, same_layers, searched_layers,
+    };
+
+    #[test]
+    fn searched_layers_are_loop_free_trees_within_their_lengths() {
+        for lengths in [
+            PathLengths::default(),
+            PathLengths {
+                min_extra_hops: 1,
+                max_hops: 4,
+            },
+        ] {
+            for spec in SMALL_FABRICS {
+                let graph = graph(spec);
+                for count in [2, 4] {
+                    let layers = searched_layers(&graph, count, Some(&lengths), 1);
+                    assert_valid(
+                        &graph,
+                        &layers,
+                        Some(&lengths),
+                        &format!("{spec} L={count}"),
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_search_is_deterministic_per_seed() {
+        let lengths = PathLengths::default();
+        for spec in SMALL_FABRICS {
+            let graph = graph(spec);
+            for seed in [1, 7] {
+                let a = searched_layers(&graph, 3, Some(&lengths), seed);
+                let b = searched_layers(&graph, 3, Some(&lengths), seed);
+                assert!(same_layers(&graph, &a, &b), "{spec} seed {seed}");
+            }
+        }
+    }
+}

@@ -14,7 +14,7 @@ use crate::routing::graph::RoutingGraph;
 use crate::routing::layers::Layers;
 
 /// The cost of a candidate path, compared lexicographically: first how far it pushes the link
-/// it enters t on over that link's cap ([`entry_cap`]); then its damage to path
+/// it enters t on over that link's cap ([`entry_cap`](super::entry::entry_cap)); then its damage to path
 /// diversity among the switches whose route the path sets and that still lack disjoint paths —
 /// how many *critical* ones would repeat a link of their earlier routes (those needing a new
 /// disjoint path in every remaining layer), how many would repeat at all, how many repetitions

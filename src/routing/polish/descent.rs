@@ -85,3 +85,31 @@ impl State<'_> {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{assert_bookkeeping, cases, rebalanced};
+    use super::*;
+    use crate::routing::fixtures::assert_valid;
+
+    #[test]
+    fn every_load_step_improves_the_sorted_loads_within_the_allowed_pairs() {
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let mut state = State::new(&graph, lengths.as_ref(), loads, disjoint, 1_000_000);
+            let what = format!("{spec} L={count}");
+            for _ in 0..20 {
+                let (sorted, below) = (state.sorted_loads(), state.below);
+                if !state.load_step(&mut layers) {
+                    break;
+                }
+                assert!(state.sorted_loads() < sorted, "{what}");
+                for k in 0..2 {
+                    assert!(state.below[k] <= below[k].max(state.floor[k]), "{what}");
+                }
+            }
+            assert_valid(&graph, &layers, lengths.as_ref(), &what);
+            assert_bookkeeping(&state, &layers, &what);
+        }
+    }
+}

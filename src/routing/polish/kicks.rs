@@ -69,3 +69,44 @@ impl State<'_> {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{assert_bookkeeping, cases, rebalanced};
+    use super::*;
+    use crate::routing::fixtures::assert_valid;
+
+    #[test]
+    fn a_kick_costs_at_most_its_allowance_and_freezes_the_kicked_route() {
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let mut state = State::new(&graph, lengths.as_ref(), loads, disjoint, u64::MAX);
+            let mut rng = Rng::new(4);
+            let mut lost = Vec::new();
+            for _ in 0..5 {
+                let below = state.below;
+                if !state.kick(&mut layers, &mut rng, &mut lost) {
+                    continue;
+                }
+                let what = format!("{spec} L={count}");
+                assert!(state.below[0] - below[0] <= KICK_LOSS, "{what}");
+                assert!(state.below[1] - below[1] <= KICK_LOSS, "{what}");
+                let ((l, s, t), until) = *state.tabu.last().expect("kicked route frozen");
+                assert_eq!(until, state.moves + TABU_MOVES, "{what}");
+                state.build_tree(&layers, l, t);
+                for edge in graph.edges(s) {
+                    assert_eq!(state.valid(&layers, l, s, t, edge), None, "{what}: frozen");
+                }
+                let n = graph.len();
+                for &(u, t) in &lost {
+                    assert!(
+                        state.disjoint[t * n + u] < 3,
+                        "{what}: {u} -> {t} reported lost"
+                    );
+                }
+                assert_valid(&graph, &layers, lengths.as_ref(), &what);
+                assert_bookkeeping(&state, &layers, &what);
+            }
+        }
+    }
+}

@@ -132,3 +132,110 @@ impl State<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{assert_bookkeeping, cases, rebalanced};
+    use super::*;
+    use crate::routing::fixtures::{assert_valid, same_layers};
+
+    /// Up to `limit` valid moves of layer l's tree into t, in switch and edge order.
+    fn some_moves(
+        state: &mut State<'_>,
+        layers: &Layers,
+        l: usize,
+        t: usize,
+        limit: usize,
+    ) -> Vec<Move> {
+        let graph = state.graph;
+        state.build_tree(layers, l, t);
+        let mut found = Vec::new();
+        for s in (0..graph.len()).filter(|&s| s != t) {
+            for edge in graph.edges(s) {
+                if let Some(mv) = state.valid(layers, l, s, t, edge) {
+                    found.push(mv);
+                }
+            }
+        }
+        found.truncate(limit);
+        found
+    }
+
+    /// Makes `mv` as the search does: subtree and diversity change first.
+    fn make(state: &mut State<'_>, layers: &mut Layers, mv: Move) {
+        state.build_tree(layers, mv.l, mv.t);
+        if state.valid(layers, mv.l, mv.s, mv.t, mv.edge).is_none() {
+            return; // an earlier move took the room
+        }
+        state.subtree(mv.s);
+        let change = state.diversity_change(layers, mv);
+        state.apply(layers, mv, change);
+    }
+
+    #[test]
+    fn valid_moves_keep_the_layers_and_the_bookkeeping_exact() {
+        // Minimal layers of a girth-5 Slim Fly have no move (shortest paths are unique), so
+        // the count is over all cases.
+        let mut made = 0;
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let mut state = State::new(&graph, lengths.as_ref(), loads, disjoint, u64::MAX);
+            let targets: Vec<usize> = (0..graph.len())
+                .filter(|&t| graph.endpoints[t] > 0)
+                .step_by(4)
+                .collect();
+            for l in 0..count {
+                for &t in &targets {
+                    for mv in some_moves(&mut state, &layers, l, t, 3) {
+                        make(&mut state, &mut layers, mv);
+                    }
+                }
+            }
+            let what = format!("{spec} L={count}");
+            made += state.moves;
+            assert_valid(&graph, &layers, lengths.as_ref(), &what);
+            assert_bookkeeping(&state, &layers, &what);
+        }
+        assert!(made > 0, "no move made on any fabric");
+    }
+
+    #[test]
+    fn moves_not_kept_are_undone_exactly() {
+        let mut recorded = 0;
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let before = layers.clone();
+            let mut state = State::new(&graph, lengths.as_ref(), loads.clone(), disjoint, u64::MAX);
+            let mark = state.begin();
+            for t in (0..graph.len())
+                .filter(|&t| graph.endpoints[t] > 0)
+                .step_by(3)
+            {
+                for mv in some_moves(&mut state, &layers, count - 1, t, 4) {
+                    make(&mut state, &mut layers, mv);
+                }
+            }
+            recorded += state.journal.len();
+            state.end(&mut layers, mark, false);
+            let what = format!("{spec} L={count}");
+            assert!(same_layers(&graph, &before, &layers), "{what}");
+            assert_eq!(state.loads, loads, "{what}");
+            assert_bookkeeping(&state, &layers, &what);
+            assert!(state.journal.is_empty() && state.recording == 0, "{what}");
+        }
+        assert!(recorded > 0, "no move recorded on any fabric");
+    }
+
+    #[test]
+    fn layer_zero_moves_keep_the_hop_count() {
+        for (spec, count, lengths) in cases() {
+            let (graph, layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let mut state = State::new(&graph, lengths.as_ref(), loads, disjoint, u64::MAX);
+            for t in (0..graph.len()).step_by(5) {
+                for mv in some_moves(&mut state, &layers, 0, t, usize::MAX) {
+                    assert_eq!(Some(mv.hops), layers.hops(0, mv.s, t), "{spec}: {mv:?}");
+                }
+            }
+        }
+    }
+}

@@ -114,3 +114,67 @@ impl State<'_> {
         change
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    fn sorted_down(mut loads: Vec<u64>) -> Vec<u64> {
+        loads.sort_unstable_by(|a, b| b.cmp(a));
+        loads
+    }
+
+    #[test]
+    fn load_change_judges_a_move_as_the_whole_sorted_loads_would() {
+        let mut rng = Rng::new(11);
+        for case in 0..2000 {
+            let edges = 2 + rng.below(10) as usize;
+            let load = 1 + rng.below(6);
+            let loads: Vec<u64> = (0..edges).map(|_| load + rng.below(12)).collect();
+            let mut pick = |len: u64| -> Vec<u32> {
+                let mut route: Vec<u32> = (0..edges as u32).collect();
+                rng.shuffle(&mut route);
+                route.truncate(1 + rng.below(len) as usize);
+                route
+            };
+            let (old, new) = (pick(4), pick(4));
+            let mut after = loads.clone();
+            for &e in &old {
+                after[e as usize] -= load;
+            }
+            for &e in &new {
+                after[e as usize] += load;
+            }
+            let change = load_change(&loads, &old, &new, load);
+            let what = format!("case {case}: {loads:?} {old:?} -> {new:?} by {load}");
+            assert_eq!(
+                change.improves,
+                sorted_down(after.clone()) < sorted_down(loads.clone()),
+                "{what}"
+            );
+            let squares = |x: &[u64]| {
+                x.iter()
+                    .map(|&v| i128::from(v) * i128::from(v))
+                    .sum::<i128>()
+            };
+            assert_eq!(change.squares, squares(&after) - squares(&loads), "{what}");
+            let changed = old
+                .iter()
+                .chain(&new)
+                .filter(|e| !(old.contains(e) && new.contains(e)));
+            let peak = changed.map(|&e| after[e as usize]).max().unwrap_or(0);
+            assert_eq!(change.peak, peak, "{what}");
+        }
+    }
+
+    #[test]
+    fn fewer_means_no_count_higher_and_one_lower() {
+        for a in (0..4).flat_map(|x| (0..4).map(move |y| [x, y])) {
+            for b in (0..4).flat_map(|x| (0..4).map(move |y| [x, y])) {
+                let want = a[0] <= b[0] && a[1] <= b[1] && (a[0] < b[0] || a[1] < b[1]);
+                assert_eq!(fewer(a, b), want, "{a:?} {b:?}");
+            }
+        }
+    }
+}

@@ -167,3 +167,78 @@ impl State<'_> {
         self.new_path(layers, s, t, ceiling)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{assert_bookkeeping, cases, rebalanced};
+    use super::*;
+    use crate::routing::fixtures::{assert_valid, same_layers};
+
+    /// The pairs (s, t) lacking three disjoint paths in the state.
+    fn lacking(state: &State<'_>) -> Vec<(usize, usize)> {
+        let n = state.graph.len();
+        (0..n)
+            .filter(|&t| state.graph.endpoints[t] > 0)
+            .flat_map(|t| (0..n).filter(move |&s| s != t).map(move |s| (s, t)))
+            .filter(|&(s, t)| state.disjoint[t * n + s] < 3)
+            .collect()
+    }
+
+    /// Runs `repair` on every pair lacking paths and checks what each call promises: fewer
+    /// pairs lacking paths when it reports success, an unchanged routing when it does not.
+    fn check(
+        repair: impl Fn(&mut State<'_>, &mut Layers, usize, usize) -> bool,
+        min_layers: usize,
+    ) {
+        for (spec, count, lengths) in cases().into_iter().filter(|c| c.1 >= min_layers) {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let mut state = State::new(&graph, lengths.as_ref(), loads, disjoint, 2_000_000);
+            for (s, t) in lacking(&state) {
+                let (before, below) = (layers.clone(), state.below);
+                if repair(&mut state, &mut layers, s, t) {
+                    assert!(
+                        fewer(state.below, below),
+                        "{spec}: {s} -> {t}: {below:?} -> {:?}",
+                        state.below
+                    );
+                } else {
+                    assert_eq!(state.below, below, "{spec}: {s} -> {t}");
+                    assert!(
+                        same_layers(&graph, &before, &layers),
+                        "{spec}: {s} -> {t} undone"
+                    );
+                }
+            }
+            let what = format!("{spec} L={count}");
+            assert_valid(&graph, &layers, lengths.as_ref(), &what);
+            assert_bookkeeping(&state, &layers, &what);
+        }
+    }
+
+    #[test]
+    fn a_pair_repair_by_single_moves_only_ever_lowers_the_pairs_lacking_paths() {
+        check(|state, layers, s, t| state.improve_pair(layers, s, t), 1);
+    }
+
+    #[test]
+    fn a_compound_repair_is_kept_only_if_fewer_pairs_lack_paths() {
+        check(|state, layers, s, t| state.eject_pair(layers, s, t), 3);
+    }
+
+    #[test]
+    fn a_laid_path_is_kept_only_if_fewer_pairs_lack_paths() {
+        check(
+            |state, layers, s, t| {
+                let ceiling = state
+                    .loads
+                    .iter()
+                    .copied()
+                    .max()
+                    .unwrap_or(0)
+                    .max(state.cap);
+                state.new_path(layers, s, t, ceiling)
+            },
+            3,
+        );
+    }
+}

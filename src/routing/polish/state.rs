@@ -153,3 +153,31 @@ impl State<'_> {
         self.tree.subtree(s, &mut self.members);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{cases, rebalanced};
+    use super::*;
+
+    #[test]
+    fn slack_is_the_least_room_in_each_subtree() {
+        for (spec, count, lengths) in cases() {
+            let (graph, layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let mut state = State::new(&graph, lengths.as_ref(), loads, disjoint, u64::MAX);
+            let n = graph.len();
+            for (l, t) in (0..count).flat_map(|l| (0..n).step_by(4).map(move |t| (l, t))) {
+                state.build_tree(&layers, l, t);
+                for v in (0..n).filter(|&v| v != t) {
+                    let least = (0..n)
+                        .filter(|&u| u != t && layers.passes(&graph, l, u, t, v))
+                        .map(|u| {
+                            let limit = longest_allowed(lengths.as_ref(), l, graph.dist(u, t));
+                            limit as i32 - i32::from(layers.hops(l, u, t).unwrap())
+                        })
+                        .min();
+                    assert_eq!(Some(state.slack[v]), least, "{spec}: layer {l}, {v} -> {t}");
+                }
+            }
+        }
+    }
+}
