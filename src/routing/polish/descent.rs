@@ -104,9 +104,15 @@ mod tests {
                     break;
                 }
                 assert!(state.sorted_loads() < sorted, "{what}");
-                for k in 0..2 {
-                    assert!(state.below[k] <= below[k].max(state.floor[k]), "{what}");
-                }
+                let allowed = below.iter().zip(&state.floor).map(|(&b, &f)| b.max(f));
+                assert!(
+                    state
+                        .below
+                        .iter()
+                        .zip(allowed)
+                        .all(|(&now, most)| now <= most),
+                    "{what}"
+                );
             }
             assert_valid(&graph, &layers, lengths.as_ref(), &what);
             assert_bookkeeping(&state, &layers, &what);
