@@ -5,8 +5,9 @@
 use ibfabric::collectives::{
     self, MlfmSpine, check, core_tables, lsft_partial_unchecked, mlfm_layer_tables, mlfm_unchecked,
 };
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
-use ibfabric::routing::{LidTable, Routed, assign_lids, route_fabric};
+use ibfabric::routing::{
+    Algorithm, LidTable, PathLengths, Routed, RoutingConfig, assign_lids, route_fabric,
+};
 use ibfabric::topology::Construction;
 use ibfabric::topology::lsft::Lsft;
 use ibfabric::topology::mlfm::Mlfm;

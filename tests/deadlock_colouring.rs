@@ -12,8 +12,10 @@ use ibfabric::deadlock::colouring::{MAX_HOPS, buckets};
 use ibfabric::deadlock::{
     ColouringConfig, DeadlockError, Sl2VlTables, VerifyOptions, colouring_scheme, verify,
 };
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
-use ibfabric::routing::{ForwardingTables, LidTable, Routed, assign_lids, route_fabric};
+use ibfabric::routing::{
+    Algorithm, ForwardingTables, LidTable, PathLengths, Routed, RoutingConfig, assign_lids,
+    route_fabric,
+};
 use ibfabric::topology::{PortRef, TopologySpec};
 
 fn routed(spec: &str, layers: usize) -> (Fabric, LidTable, ForwardingTables) {

@@ -5,8 +5,7 @@
 //! fewer VLs after the cycle breaking never need more and stay deadlock-free.
 
 use ibfabric::deadlock::{DfssspConfig, VerifyOptions, VlSearch, assign_vls, verify};
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
-use ibfabric::routing::{Routed, assign_lids, route_fabric};
+use ibfabric::routing::{Algorithm, PathLengths, Routed, RoutingConfig, assign_lids, route_fabric};
 use ibfabric::topology::TopologySpec;
 
 /// The fabrics of the routing issue's acceptance set (tests/routing_complete.rs).

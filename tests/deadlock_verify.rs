@@ -15,7 +15,8 @@ use ibfabric::deadlock::{
 };
 use ibfabric::io::{path_sl, sl2vl};
 use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig, route};
+use ibfabric::routing::layered::route;
+use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig};
 use ibfabric::routing::{
     ForwardingTables, LidTable, Routed, assign_lids, forwarding_tables, route_fabric,
 };

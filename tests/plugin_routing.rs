@@ -14,8 +14,7 @@ use common::{Ibsim, OpenSm, SUBNET_UP};
 use ibfabric::Fabric;
 use ibfabric::analysis::{self, Options};
 use ibfabric::io::{ibnetdiscover, ibsim, lfts};
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
-use ibfabric::routing::{LidTable, route_fabric};
+use ibfabric::routing::{Algorithm, LidTable, PathLengths, RoutingConfig, route_fabric};
 use ibfabric::topology::TopologySpec;
 
 /// The plugin's success line (its own log, not OpenSM's).

@@ -13,8 +13,7 @@
 //! and the routing reaches it; its bound is 1.15.
 
 use ibfabric::analysis::{Options, Report, analyze};
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
-use ibfabric::routing::{assign_lids, route_fabric};
+use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig, assign_lids, route_fabric};
 use ibfabric::topology::TopologySpec;
 
 /// Routes `spec` with `layers` layers and `seed` (1 is the CLI's default) and analyses the

@@ -3,8 +3,7 @@
 //! minimal and layered paths never exceed max(d + 1, 3) hops.
 
 use ibfabric::analysis::{Options, analyze};
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
-use ibfabric::routing::{assign_lids, route_fabric};
+use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig, assign_lids, route_fabric};
 use ibfabric::topology::TopologySpec;
 
 fn check(spec: &str, layers: usize, algorithm: Algorithm) {

@@ -21,7 +21,7 @@
 
 use std::path::Path;
 
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
+use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig};
 use serde::Deserialize;
 
 /// Seed of the routing's random choices when the configuration names none (the same default

@@ -8,9 +8,9 @@ use std::time::Duration;
 use ibfabric::Fabric;
 use ibfabric::deadlock::{DeadlockError, Scheme, SchemeChoice, Shortage, route_deadlock_free};
 use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{self, RoutingConfig};
+use ibfabric::routing::layered;
 use ibfabric::routing::layers::Layers;
-use ibfabric::routing::{ForwardingTables, LidError, LidTable, forwarding_tables};
+use ibfabric::routing::{ForwardingTables, LidError, LidTable, RoutingConfig, forwarding_tables};
 use ibfabric::topology::{
     FabricError, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef, link_rate,
 };
@@ -437,7 +437,7 @@ fn destination(
 mod tests {
     use super::*;
     use ibfabric::routing::assign_lids;
-    use ibfabric::routing::layered::{Algorithm, PathLengths};
+    use ibfabric::routing::{Algorithm, PathLengths};
     use ibfabric::topology::TopologySpec;
 
     /// The records OpenSM would hold for `fabric` (with LIDs), in a scrambled order.

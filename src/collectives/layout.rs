@@ -2,8 +2,10 @@
 
 use super::schemes::{MlfmSpine, same_column_peer};
 use crate::routing::graph::RoutingGraph;
-use crate::routing::layered::{Algorithm, RoutingConfig, route};
-use crate::routing::{ForwardingTables, LidError, LidTable, assign_lids, forwarding_tables};
+use crate::routing::layered::route;
+use crate::routing::{
+    Algorithm, ForwardingTables, LidError, LidTable, RoutingConfig, assign_lids, forwarding_tables,
+};
 use crate::topology::mlfm::Mlfm;
 use crate::topology::{Fabric, PortRef};
 

@@ -1,6 +1,29 @@
 //! Routing: LID assignment, forwarding tables, and the routing algorithms (minimal with link
 //! balancing, layered multipath, random uniform edge selection) that fill them.
+//!
+//! The files import downwards only; each one is the home of one concept:
+//!
+//! * `config` — what the caller chooses ([`RoutingConfig`], [`Algorithm`], [`PathLengths`])
+//!   and the length rule every pass keeps. Imports nothing from routing.
+//! * [`graph`] — the switch graph with its distances; [`layers`] — per layer and destination,
+//!   each switch's next hop (a tree into the destination), and the one routine that completes
+//!   a layer along the fewest hops.
+//! * `disjoint` — edge-disjoint paths among a pair's routes across the layers (a small
+//!   max-flow), the diversity the layered routing is built for.
+//! * `tree` — one layer's tree into one destination seen from the destination (children,
+//!   senders per subtree) and the link loads of all layers.
+//! * `almost_minimal` — the path search that builds each non-minimal layer.
+//! * `rebalance` and then `polish` — passes over the finished layers that even the link
+//!   loads and win back disjoint paths, never importing each other or the driver.
+//! * [`layered`] — the driver: [`layered::route`] calls the passes above in order.
+//! * [`lids`], [`lft`] and [`tables`] turn the layers into forwarding tables; this file ties
+//!   routing and tables together ([`route_fabric`]).
 
+mod almost_minimal;
+mod config;
+mod disjoint;
+#[cfg(test)]
+mod fixtures;
 pub mod graph;
 pub mod layered;
 pub mod layers;
@@ -9,14 +32,17 @@ pub mod lids;
 mod polish;
 mod rebalance;
 pub mod tables;
+mod tree;
 
+pub use config::{Algorithm, PathLengths, RoutingConfig};
+pub use disjoint::pairs_with_disjoint_paths;
 pub use lft::{ForwardingTables, NO_PORT};
 pub use lids::{LidError, LidOwner, LidTable, assign_lids};
 pub use tables::forwarding_tables;
 
 use crate::topology::Fabric;
 use graph::RoutingGraph;
-use layered::{RoutingConfig, route};
+use layered::route;
 use layers::Layers;
 
 /// A routed fabric: what the routing computed and the tables that realise it.

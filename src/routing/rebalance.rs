@@ -21,12 +21,11 @@
 //! Moves are tried switch by switch, in a fixed order, for a few rounds until none helps, so
 //! the result is deterministic.
 
+use super::config::{PathLengths, longest_allowed};
+use super::disjoint::{DISJOINT_TARGET, PathFlow, count_disjoint, pair_disjoint};
 use super::graph::RoutingGraph;
-use super::layered::{DISJOINT_TARGET, PathFlow, PathLengths, count_disjoint, pair_disjoint};
 use super::layers::Layers;
-
-/// Longest route the pass walks (hops); longer routes are left alone.
-pub(super) const MAX_ROUTE: usize = 16;
+use super::tree::{MAX_ROUTE, Tree, route_loads, walk};
 
 /// Rebalances the link load of all layers of `layers` (see the module documentation).
 /// `lengths` bounds the layers after layer 0 (`None`: every layer stays minimal). Returns the
@@ -69,80 +68,6 @@ pub(super) fn rebalance(
     (loads, disjoint)
 }
 
-/// Routes per directed edge: every sending switch's endpoints × the destination's endpoints,
-/// along its route, in every layer.
-fn route_loads(graph: &RoutingGraph, layers: &Layers) -> Vec<u64> {
-    let n = graph.len();
-    let mut loads = vec![0u64; graph.edge_count()];
-    let mut tree = Tree::default();
-    for l in 0..layers.count() {
-        for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
-            tree.build(graph, layers, l, t);
-            let receivers = u64::from(graph.endpoints[t]);
-            for v in 0..n {
-                if let Some(e) = (v != t).then(|| layers.next_edge(l, v, t)).flatten() {
-                    loads[e] += tree.senders[v] * receivers;
-                }
-            }
-        }
-    }
-    loads
-}
-
-/// One layer's tree into one destination: children and sending endpoints per subtree.
-#[derive(Default)]
-pub(super) struct Tree {
-    pub(super) children: Vec<Vec<u32>>,
-    /// Sending endpoints of each switch's subtree (itself included).
-    pub(super) senders: Vec<u64>,
-    /// Breadth-first from the destination (parents before children).
-    pub(super) order: Vec<u32>,
-}
-
-impl Tree {
-    pub(super) fn build(&mut self, graph: &RoutingGraph, layers: &Layers, l: usize, t: usize) {
-        let n = graph.len();
-        self.children.resize_with(n, Vec::new);
-        self.children.iter_mut().for_each(Vec::clear);
-        for v in (0..n).filter(|&v| v != t) {
-            if let Some(e) = layers.next_edge(l, v, t) {
-                self.children[graph.edge_to[e] as usize].push(v as u32);
-            }
-        }
-        // Breadth-first from t; accumulate senders from the leaves up.
-        self.order.clear();
-        self.order.push(t as u32);
-        let mut i = 0;
-        while i < self.order.len() {
-            let v = self.order[i] as usize;
-            self.order.extend_from_slice(&self.children[v]);
-            i += 1;
-        }
-        self.senders.clear();
-        self.senders.resize(n, 0);
-        for &v in self.order.iter().rev() {
-            let v = v as usize;
-            self.senders[v] += u64::from(graph.endpoints[v]);
-            if v != t {
-                let parent = graph.edge_to[layers.next_edge(l, v, t).expect("in tree")] as usize;
-                self.senders[parent] += self.senders[v];
-            }
-        }
-    }
-
-    /// The subtree of s (s first).
-    pub(super) fn subtree(&self, s: usize, members: &mut Vec<u32>) {
-        members.clear();
-        members.push(s as u32);
-        let mut i = 0;
-        while i < members.len() {
-            let v = members[i] as usize;
-            members.extend_from_slice(&self.children[v]);
-            i += 1;
-        }
-    }
-}
-
 /// A candidate move: s's new edge, its new hop count, and the change in the sum of squared
 /// loads (divided by the subtree's load).
 #[derive(Clone, Copy)]
@@ -170,14 +95,6 @@ struct Pass<'a> {
 }
 
 impl Pass<'_> {
-    /// Longest route switch u may have towards a destination at distance d in layer l.
-    fn limit(&self, l: usize, d: u8) -> usize {
-        match self.lengths {
-            Some(lengths) if l > 0 => *lengths.range(d).end(),
-            _ => usize::from(d),
-        }
-    }
-
     /// Tries to move every switch's subtree in layer l's tree into t; returns the moves made.
     fn destination(&mut self, layers: &mut Layers, l: usize, t: usize) -> usize {
         let graph = self.graph;
@@ -211,7 +128,7 @@ impl Pass<'_> {
                 .map(|&u| {
                     let u = u as usize;
                     let h = usize::from(layers.hops(l, u, t).expect("routed"));
-                    self.limit(l, graph.dist(u, t)).saturating_sub(h)
+                    longest_allowed(self.lengths, l, graph.dist(u, t)).saturating_sub(h)
                 })
                 .min()
                 .unwrap_or(0);
@@ -347,21 +264,100 @@ impl Pass<'_> {
     }
 }
 
-/// Writes the edges of v's route to t in layer l into `out`; returns how many.
-pub(super) fn walk(
-    graph: &RoutingGraph,
-    layers: &Layers,
-    l: usize,
-    mut v: usize,
-    t: usize,
-    out: &mut [u32],
-) -> usize {
-    let mut len = 0;
-    while v != t {
-        let e = layers.next_edge(l, v, t).expect("routed");
-        out[len] = e as u32;
-        len += 1;
-        v = graph.edge_to[e] as usize;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::fixtures::{
+        SMALL_FABRICS, all_disjoint, assert_valid, graph, same_layers, searched_layers,
+    };
+
+    /// Every small fabric with four almost-minimal layers and with two minimal ones, searched
+    /// (seed 1) and then rebalanced; before and after.
+    fn cases() -> Vec<(String, RoutingGraph, Option<PathLengths>, Layers, Layers)> {
+        let mut cases = Vec::new();
+        for spec in SMALL_FABRICS {
+            for (count, lengths) in [(4, Some(PathLengths::default())), (2, None)] {
+                let graph = graph(spec);
+                let before = searched_layers(&graph, count, lengths.as_ref(), 1);
+                let mut after = before.clone();
+                rebalance(&graph, &mut after, lengths.as_ref(), 4);
+                cases.push((format!("{spec} L={count}"), graph, lengths, before, after));
+            }
+        }
+        cases
     }
-    len
+
+    fn squares(loads: &[u64]) -> u128 {
+        loads.iter().map(|&x| u128::from(x) * u128::from(x)).sum()
+    }
+
+    #[test]
+    fn rebalanced_layers_stay_loop_free_trees_within_their_lengths() {
+        for (what, graph, lengths, _, after) in cases() {
+            assert_valid(&graph, &after, lengths.as_ref(), &what);
+        }
+    }
+
+    #[test]
+    fn the_sum_of_squared_loads_never_grows() {
+        for (what, graph, _, before, after) in cases() {
+            let (old, new) = (route_loads(&graph, &before), route_loads(&graph, &after));
+            assert!(squares(&new) <= squares(&old), "{what}");
+        }
+    }
+
+    #[test]
+    fn no_pair_loses_disjoint_paths_below_the_target() {
+        for (what, graph, _, before, after) in cases() {
+            let n = graph.len();
+            let (old, new) = (all_disjoint(&graph, &before), all_disjoint(&graph, &after));
+            for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
+                for s in (0..n).filter(|&s| s != t) {
+                    let (old, new) = (old[t * n + s], new[t * n + s]);
+                    assert!(
+                        new >= old.min(DISJOINT_TARGET),
+                        "{what}: {s} -> {t}: {old} -> {new}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_returned_loads_and_counts_are_those_of_the_layers() {
+        for (what, graph, lengths, before, _) in cases() {
+            let n = graph.len();
+            let mut layers = before.clone();
+            let (loads, disjoint) = rebalance(&graph, &mut layers, lengths.as_ref(), 4);
+            assert_eq!(loads, route_loads(&graph, &layers), "{what}");
+            let recount = all_disjoint(&graph, &layers);
+            for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
+                for s in (0..n).filter(|&s| s != t) {
+                    assert_eq!(
+                        disjoint[t * n + s],
+                        recount[t * n + s],
+                        "{what}: {s} -> {t}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rebalancing_is_deterministic() {
+        for (what, graph, lengths, before, after) in cases() {
+            let mut again = before.clone();
+            rebalance(&graph, &mut again, lengths.as_ref(), 4);
+            assert!(same_layers(&graph, &after, &again), "{what}");
+        }
+    }
+
+    #[test]
+    fn no_rounds_change_nothing() {
+        for (what, graph, lengths, before, _) in cases() {
+            let mut layers = before.clone();
+            rebalance(&graph, &mut layers, lengths.as_ref(), 0);
+            assert!(same_layers(&graph, &before, &layers), "{what}");
+        }
+    }
 }

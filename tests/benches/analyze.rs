@@ -9,8 +9,7 @@
 use std::time::Instant;
 
 use ibfabric::analysis::{Options, analyze};
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
-use ibfabric::routing::{assign_lids, route_fabric};
+use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig, assign_lids, route_fabric};
 use ibfabric::topology::TopologySpec;
 
 fn main() {

@@ -16,8 +16,11 @@ use ibfabric::deadlock::{
     DfssspConfig, VerifyOptions, VlSearch, assign_vls, colouring_scheme, verify,
 };
 use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig, route};
-use ibfabric::routing::{ForwardingTables, LidTable, assign_lids, forwarding_tables};
+use ibfabric::routing::layered::route;
+use ibfabric::routing::{
+    Algorithm, ForwardingTables, LidTable, PathLengths, RoutingConfig, assign_lids,
+    forwarding_tables,
+};
 use ibfabric::topology::{SwitchGraph, TopologySpec};
 
 fn routed(spec: &str, layers: usize) -> (ibfabric::Fabric, LidTable, ForwardingTables) {

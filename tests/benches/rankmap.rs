@@ -19,8 +19,7 @@ use ibfabric::placement::{
     Collective, Evaluator, HostRoutes, Mapping, Objective, Slot, allocate, host_slots, rank_order,
     two_opt,
 };
-use ibfabric::routing::layered::{Algorithm, RoutingConfig};
-use ibfabric::routing::{Routed, assign_lids, route_fabric};
+use ibfabric::routing::{Algorithm, Routed, RoutingConfig, assign_lids, route_fabric};
 use ibfabric::topology::{SwitchGraph, TopologySpec};
 
 const ALLOCATED: usize = 512;

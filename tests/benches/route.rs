@@ -11,10 +11,11 @@ mod measure;
 use std::time::Instant;
 
 use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{
-    Algorithm, PathLengths, RoutingConfig, pairs_with_disjoint_paths, route,
+use ibfabric::routing::layered::route;
+use ibfabric::routing::{
+    Algorithm, LidTable, PathLengths, RoutingConfig, assign_lids, forwarding_tables,
+    pairs_with_disjoint_paths,
 };
-use ibfabric::routing::{LidTable, assign_lids, forwarding_tables};
 use ibfabric::topology::TopologySpec;
 
 fn main() {

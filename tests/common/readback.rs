@@ -12,8 +12,7 @@ use ibfabric::deadlock::{
 };
 use ibfabric::io::{ibnetdiscover, lfts, path_sl, sl2vl};
 use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
-use ibfabric::routing::{ForwardingTables, LidTable};
+use ibfabric::routing::{Algorithm, ForwardingTables, LidTable, PathLengths, RoutingConfig};
 use ibfabric::topology::{NodeId, PortRef};
 
 use super::{Ibsim, OpenSm};

@@ -11,8 +11,7 @@ use ibfabric::io::hostfile::{self, HostIndex, HostfileFormat};
 use ibfabric::placement::{
     Collective, Evaluator, HostRoutes, Mapping, Objective, Slot, rank_order, two_opt,
 };
-use ibfabric::routing::layered::{Algorithm, RoutingConfig};
-use ibfabric::routing::{LidTable, assign_lids, route_fabric};
+use ibfabric::routing::{Algorithm, LidTable, RoutingConfig, assign_lids, route_fabric};
 use ibfabric::topology::{PortRef, SwitchGraph};
 use serde::Serialize;
 

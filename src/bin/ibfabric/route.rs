@@ -11,8 +11,9 @@ use ibfabric::analysis::{self, Options};
 use ibfabric::deadlock::{SchemeChoice, Shortage, route_deadlock_free};
 use ibfabric::io::{lfts, path_sl, sl2vl};
 use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
-use ibfabric::routing::{LidTable, Routed, assign_lids, route_fabric};
+use ibfabric::routing::{
+    Algorithm, LidTable, PathLengths, Routed, RoutingConfig, assign_lids, route_fabric,
+};
 
 use crate::output;
 use crate::source::load_fabric;

@@ -1,0 +1,230 @@
+//! The search for one pair's path in a layer under construction: depth-first over the paths of
+//! allowed length from s towards t, where a switch that already has a route in the layer
+//! forces the rest of the path, and the least-cost path wins ([`Cost`]).
+//!
+//! The cost puts path diversity first (a switch whose route repeats a link of its routes in
+//! earlier layers gains no disjoint path), the destination's entry next ([`TreeEntry`]), and
+//! link weight last. The cost only grows along a path, so partial paths that already cost more
+//! than the best one found are cut off; that keeps the search at a few hundred steps per pair.
+
+use super::entry::TreeEntry;
+use crate::routing::config::MAX_SEARCH_HOPS;
+use crate::routing::disjoint::DISJOINT_TARGET;
+use crate::routing::graph::RoutingGraph;
+use crate::routing::layers::Layers;
+
+/// The cost of a candidate path, compared lexicographically: first how far it pushes the link
+/// it enters t on over that link's cap ([`entry_cap`](super::entry::entry_cap)); then its damage to path
+/// diversity among the switches whose route the path sets and that still lack disjoint paths —
+/// how many *critical* ones would repeat a link of their earlier routes (those needing a new
+/// disjoint path in every remaining layer), how many would repeat at all, how many repetitions
+/// (a link repeated from two earlier layers counts twice, so repeating falls to switches that
+/// have repeated least) — then the sum of link weights.
+type Cost = (u32, u32, u32, u32, u64);
+
+/// Depth-first search for the least-cost path of allowed length from s to t, following
+/// forced next hops.
+#[derive(Default)]
+pub(super) struct Search {
+    min_len: usize,
+    max_len: usize,
+    /// Edges of the current partial path.
+    stack: [u32; MAX_SEARCH_HOPS],
+    /// Switches on the current partial path (all without a route in this layer).
+    visited: [u32; MAX_SEARCH_HOPS + 1],
+    best: [u32; MAX_SEARCH_HOPS],
+    best_len: usize,
+    best_cost: Cost,
+}
+
+impl Search {
+    /// Forgets the last search; the next one looks for paths of `min_len..=max_len` hops.
+    pub(super) fn reset(&mut self, min_len: usize, max_len: usize) {
+        self.min_len = min_len;
+        self.max_len = max_len;
+        self.best_len = 0;
+        self.best_cost = (u32::MAX, u32::MAX, u32::MAX, u32::MAX, u64::MAX);
+    }
+
+    /// The edges of the best path found, up to the first switch that already had a route
+    /// (whose route the path follows from there), or `None`.
+    pub(super) fn best(&self) -> Option<&[u32]> {
+        (self.best_len > 0).then(|| &self.best[..self.best_len])
+    }
+
+    /// How far the best path overloads the destination's entry ([`TreeEntry::overload`]).
+    pub(super) fn best_overload(&self) -> u32 {
+        self.best_cost.1
+    }
+
+    /// Searches the best path from s to `ctx.t`.
+    pub(super) fn run(&mut self, ctx: &Context<'_>, s: usize) {
+        self.visited[0] = s as u32;
+        self.dfs(ctx, s, 0, Damage::default(), 0);
+    }
+
+    fn dfs(&mut self, ctx: &Context<'_>, v: usize, depth: usize, damage: Damage, weight: u64) {
+        let next_depth = depth + 1;
+        for e in ctx.graph.edges(v) {
+            let w = ctx.graph.edge_to[e] as usize;
+            if self.visited[..=depth].contains(&(w as u32)) {
+                continue;
+            }
+            // Length first (cheap): t itself (h = 0) or a routed switch, whose route is forced
+            // from here on, must give an allowed total; an unrouted one must leave room to
+            // reach t.
+            let forced = ctx.layers.hops(ctx.l, w, ctx.t);
+            match forced {
+                Some(h)
+                    if !(self.min_len..=self.max_len).contains(&(next_depth + usize::from(h))) =>
+                {
+                    continue;
+                }
+                None if next_depth >= self.max_len
+                    || next_depth + usize::from(ctx.dist_t[w]) > self.max_len =>
+                {
+                    continue;
+                }
+                _ => {}
+            }
+            let step_weight = weight + ctx.weights[e];
+            if (damage.cost(0, step_weight)) >= self.best_cost {
+                continue; // damage only grows along the path
+            }
+            let step_damage = damage.add(self.repeats(ctx, depth, e));
+            if step_damage.cost(0, step_weight) >= self.best_cost {
+                continue;
+            }
+            if forced.is_none() {
+                self.stack[depth] = e as u32;
+                self.visited[next_depth] = w as u32;
+                self.dfs(ctx, w, next_depth, step_damage, step_weight);
+                continue;
+            }
+            // The partial path holds only unrouted switches and the chain only routed ones,
+            // so the whole path is simple.
+            let (mut full_damage, mut full_weight) = (step_damage, step_weight);
+            let (mut x, mut last) = (w, v);
+            while x != ctx.t {
+                let c = ctx.layers.next_edge(ctx.l, x, ctx.t).expect("routed");
+                full_damage = full_damage.add(self.repeats(ctx, depth, c));
+                full_weight += ctx.weights[c];
+                last = x;
+                x = ctx.graph.edge_to[c] as usize;
+            }
+            let senders: u32 = self.visited[..=depth]
+                .iter()
+                .map(|&u| ctx.graph.endpoints[u as usize])
+                .sum();
+            // New switches next to t that do not route straight to t close their link.
+            let closed = self.visited[..=depth]
+                .iter()
+                .filter(|&&u| ctx.dist_t[u as usize] == 1 && !(w == ctx.t && u as usize == v))
+                .count() as u32;
+            let excess = ctx.tree.overload(last, senders, closed);
+            let full = full_damage.cost(excess, full_weight);
+            if full < self.best_cost {
+                self.stack[depth] = e as u32;
+                self.best[..next_depth].copy_from_slice(&self.stack[..next_depth]);
+                self.best_len = next_depth;
+                self.best_cost = full;
+            }
+        }
+    }
+
+    /// The partial path's switches (positions up to `depth`, as a bit mask) whose routes in
+    /// earlier layers already use edge e: their new route would repeat it.
+    fn repeats(&self, ctx: &Context<'_>, depth: usize, e: usize) -> Damage {
+        let tail = ctx.graph.edge_from[e] as usize;
+        let mut damage = Damage::default();
+        for earlier in 0..ctx.l {
+            if ctx.layers.next_edge(earlier, tail, ctx.t) != Some(e) {
+                continue;
+            }
+            for (i, &v) in self.visited[..=depth].iter().enumerate() {
+                // A switch with enough disjoint paths loses nothing by repeating, and one that
+                // needs more than the remaining layers can give cannot be saved.
+                let need = DISJOINT_TARGET.saturating_sub(ctx.tree.disjoint[v as usize]);
+                if need == 0 || usize::from(need) > ctx.remaining {
+                    continue;
+                }
+                if ctx
+                    .layers
+                    .passes(ctx.graph, earlier, v as usize, ctx.t, tail)
+                {
+                    damage.repeating |= 1 << i;
+                    damage.repetitions += 1;
+                    if usize::from(need) == ctx.remaining {
+                        damage.critical |= 1 << i;
+                    }
+                }
+            }
+        }
+        damage
+    }
+}
+
+/// Repetitions of earlier routes along a partial path: which path positions repeat (bit
+/// masks) and how often.
+#[derive(Debug, Clone, Copy, Default)]
+struct Damage {
+    critical: u32,
+    repeating: u32,
+    repetitions: u32,
+}
+
+impl Damage {
+    fn add(self, other: Damage) -> Damage {
+        Damage {
+            critical: self.critical | other.critical,
+            repeating: self.repeating | other.repeating,
+            repetitions: self.repetitions + other.repetitions,
+        }
+    }
+
+    fn cost(self, excess: u32, weight: u64) -> Cost {
+        (
+            self.critical.count_ones(),
+            excess,
+            self.repeating.count_ones(),
+            self.repetitions,
+            weight,
+        )
+    }
+}
+
+/// What a search needs to look at: the layer under construction and the destination.
+pub(super) struct Context<'a> {
+    graph: &'a RoutingGraph,
+    layers: &'a Layers,
+    l: usize,
+    t: usize,
+    weights: &'a [u64],
+    dist_t: &'a [u8],
+    tree: TreeEntry<'a>,
+    /// Layers still to be routed, this one included.
+    remaining: usize,
+}
+
+impl<'a> Context<'a> {
+    /// Searches towards t in layer l of `layers`, with the current link `weights`.
+    pub(super) fn new(
+        graph: &'a RoutingGraph,
+        layers: &'a Layers,
+        l: usize,
+        t: usize,
+        weights: &'a [u64],
+        tree: TreeEntry<'a>,
+    ) -> Self {
+        Self {
+            graph,
+            layers,
+            l,
+            t,
+            weights,
+            dist_t: graph.dist_to(t),
+            tree,
+            remaining: layers.count() - l,
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! A final local search over the finished, rebalanced layers.
+//!
+//! [`rebalance`](super::rebalance) lowers the sum of the squared link loads, which evens the
+//! loads out but stops where no single subtree move lowers that sum, often with a few links
+//! well above the rest. This pass continues from there with the objective the routing is
+//! judged by, compared lexicographically:
+//!
+//! 1. the pairs (s, t) with fewer than three edge-disjoint paths across all layers, then those
+//!    with fewer than two: moves that shrink both counts (or one, the other not growing) come
+//!    first, as long as the maximum load stays within 1.10 × the mean (the bound) or
+//!    where it already is;
+//! 2. the link loads sorted from the largest down (the maximum, then the next largest, ...).
+//!    A move changes the loads of the few links its old and new routes do not share, and it
+//!    improves this order exactly when those links' new loads, sorted from the largest down,
+//!    come before their old ones.
+//!
+//! Neither count of pairs ends above where the pass started. While the maximum is over
+//! 1.10 × the mean, a load move may spend pairs the pass itself won (never more); within it, a
+//! load move may not cost any.
+//!
+//! The moves are those of the rebalancing pass: a switch s re-points its next hop towards t in
+//! one layer to a neighbour whose route does not pass s (so the layer stays a loop-free tree
+//! into t); s's subtree follows; every switch of the subtree stays within its allowed length
+//! (layer 0 and minimal layers: exactly the distance; further layers: at most
+//! max(d + 1, 3) hops by default). Load moves come from the routes through the most loaded
+//! links. A pair lacking disjoint paths first tries single moves of the switches on its
+//! routes; with three layers or more, failing those, a move that wins it a path at the cost
+//! of another pair, or a whole new path laid for it in one layer (switches whose subtrees the
+//! longer route would push over their lengths move aside first), after which the pairs that
+//! cost are repaired, one level deep; such a compound change is kept only if fewer pairs lack
+//! paths in the end, and undone otherwise (a journal of reverse moves).
+//!
+//! Where no move improves, a seeded kick moves a route off a most loaded link — onto links
+//! that stay within the maximum if it can, else onto links it pushes over by the moved load,
+//! which the descent then has to relieve (an ejection chain) — and the kicked route is left
+//! alone for a while; pairs the kick cost get repaired (single moves, then, if pairs are still
+//! short, the compound ones). A state worse than the best one (more
+//! over the cap, more pairs lacking paths, or a higher maximum) goes back to the best one,
+//! which is what the pass returns. The search stops after a fixed amount of work, so the result
+//! is deterministic for a given seed.
+
+//!
+//! The files below this one each add one concept to [`State`] and import only [`state`] and
+//! [`objective`] besides the routing files under the search: [`moves`] (the move and its
+//! undo), [`descent`] (load moves), [`repairs`] and [`new_paths`] (pairs lacking disjoint
+//! paths), [`kicks`] (leaving local minima).
+
+mod descent;
+mod kicks;
+mod moves;
+mod new_paths;
+mod objective;
+mod repairs;
+mod state;
+
+use state::{Snapshot, State};
+
+use crate::rng::Rng;
+use crate::routing::config::PathLengths;
+use crate::routing::graph::RoutingGraph;
+use crate::routing::layers::Layers;
+
+/// Polishes `layers` (see the module documentation) with at most `budget` move evaluations.
+/// `loads` and `disjoint` are the current link loads (per directed edge) and edge-disjoint
+/// path counts (`t * n + s`, for destinations with endpoints), as the rebalancing pass leaves
+/// them. `lengths` bounds the layers after layer 0 (`None`: every layer stays minimal).
+pub(in crate::routing) fn polish(
+    graph: &RoutingGraph,
+    layers: &mut Layers,
+    lengths: Option<&PathLengths>,
+    loads: Vec<u64>,
+    disjoint: Vec<u8>,
+    seed: u64,
+    budget: u64,
+) {
+    if loads.is_empty() {
+        return; // no links to balance
+    }
+    let mut state = State::new(graph, lengths, loads, disjoint, budget);
+    state.run(layers, &mut Rng::new(seed ^ 0x0050_15E0_D0C5));
+}
+
+impl State<'_> {
+    fn run(&mut self, layers: &mut Layers, rng: &mut Rng) {
+        while self.work < self.budget && self.diversity_pass(layers) {}
+        if layers.count() >= 3 {
+            while self.work < self.budget && self.ejection_pass(layers) {}
+        }
+        let mut best: Option<Snapshot> = None;
+        let mut lost = Vec::new();
+        let mut recovered = false;
+        loop {
+            while self.work < self.budget && self.load_step(layers) {}
+            if layers.count() >= 3 && self.below[0] > self.floor[0] {
+                // A kick cost pairs the single-move repair could not win back: try the
+                // compound moves before judging the state.
+                while self.work < self.budget && self.ejection_pass(layers) {}
+                while self.work < self.budget && self.load_step(layers) {}
+            }
+            if !recovered && self.loads.iter().all(|&x| x <= self.cap) {
+                // Within the cap: win back the disjoint paths spent on getting there.
+                recovered = true;
+                while self.work < self.budget && self.diversity_pass(layers) {}
+                if layers.count() >= 3 {
+                    while self.work < self.budget && self.ejection_pass(layers) {}
+                }
+                while self.work < self.budget && self.load_step(layers) {}
+            }
+            let now = Snapshot {
+                layers: layers.clone(),
+                loads: self.loads.clone(),
+                disjoint: self.disjoint.clone(),
+                below: self.below,
+                sorted: self.sorted_loads(),
+            };
+            // States that lack disjoint paths the pass started with (a kick not repaired)
+            // are left for the best one.
+            let admissible = now.below[0] <= self.floor[0] && now.below[1] <= self.floor[1];
+            match &best {
+                Some(b) if !admissible || now.key(self.cap) >= b.key(self.cap) => {
+                    // Not better: go on from here only if neither the excess over the cap nor
+                    // diversity nor the maximum is worse than the best state's.
+                    let (x, y) = (now.key(self.cap), b.key(self.cap));
+                    if !admissible || (x.0, x.1, x.2[0]) > (y.0, y.1, y.2[0]) {
+                        *layers = b.layers.clone();
+                        self.loads.clone_from(&b.loads);
+                        self.disjoint.clone_from(&b.disjoint);
+                        self.below = b.below;
+                        self.tree_key = None;
+                    }
+                }
+                _ => best = Some(now),
+            }
+            if self.work >= self.budget || !self.kick(layers, rng, &mut lost) {
+                break;
+            }
+            // Give the pairs the kick cost disjoint paths their best repair.
+            for &(u, t) in &lost {
+                while self.work < self.budget && self.improve_pair(layers, u, t) {}
+            }
+        }
+        if let Some(best) = best {
+            *layers = best.layers;
+            self.loads = best.loads;
+            self.disjoint = best.disjoint;
+            self.below = best.below;
+        }
+    }
+}
+
+#[cfg(test)]
+mod testing;
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{cases, rebalanced};
+    use super::*;
+    use crate::routing::fixtures::{all_disjoint, assert_valid, pairs_below, same_layers};
+    use crate::routing::tree::route_loads;
+
+    /// A budget that lets every phase of the search run on the small fabrics, in well under a
+    /// second each.
+    const BUDGET: u64 = 300_000;
+
+    fn polished(spec: &str, count: usize, lengths: Option<&PathLengths>, seed: u64) -> Layers {
+        let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths);
+        polish(&graph, &mut layers, lengths, loads, disjoint, seed, BUDGET);
+        layers
+    }
+
+    #[test]
+    fn polished_layers_stay_loop_free_trees_within_their_lengths() {
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            polish(
+                &graph,
+                &mut layers,
+                lengths.as_ref(),
+                loads,
+                disjoint,
+                1,
+                BUDGET,
+            );
+            assert_valid(
+                &graph,
+                &layers,
+                lengths.as_ref(),
+                &format!("{spec} L={count}"),
+            );
+        }
+    }
+
+    #[test]
+    fn the_pairs_lacking_disjoint_paths_never_end_above_the_start() {
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let start = pairs_below(&graph, &disjoint);
+            polish(
+                &graph,
+                &mut layers,
+                lengths.as_ref(),
+                loads,
+                disjoint,
+                1,
+                BUDGET,
+            );
+            let end = pairs_below(&graph, &all_disjoint(&graph, &layers));
+            assert!(
+                end[0] <= start[0] && end[1] <= start[1],
+                "{spec} L={count}: {start:?} -> {end:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_maximum_load_never_ends_further_over_the_cap_than_it_started() {
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let cap = State::new(&graph, lengths.as_ref(), loads.clone(), disjoint.clone(), 0).cap;
+            let start = loads.iter().copied().max().unwrap_or(0);
+            polish(
+                &graph,
+                &mut layers,
+                lengths.as_ref(),
+                loads,
+                disjoint,
+                1,
+                BUDGET,
+            );
+            let end = route_loads(&graph, &layers).into_iter().max().unwrap_or(0);
+            assert!(
+                end.saturating_sub(cap) <= start.saturating_sub(cap),
+                "{spec} L={count}: max {start} -> {end}, cap {cap}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_search_is_deterministic_per_seed() {
+        for (spec, count, lengths) in cases() {
+            for seed in [1, 2] {
+                let a = polished(spec, count, lengths.as_ref(), seed);
+                let b = polished(spec, count, lengths.as_ref(), seed);
+                let graph = crate::routing::fixtures::graph(spec);
+                assert!(same_layers(&graph, &a, &b), "{spec} L={count} seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn no_budget_leaves_the_layers_alone() {
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let before = layers.clone();
+            polish(&graph, &mut layers, lengths.as_ref(), loads, disjoint, 1, 0);
+            assert!(same_layers(&graph, &before, &layers), "{spec} L={count}");
+        }
+    }
+}

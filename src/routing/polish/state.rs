@@ -1,0 +1,183 @@
+//! The state of the local search: the layers' link loads and disjoint-path counts kept up to
+//! date move by move, the work spent, the cached tree of the (layer, destination) being
+//! looked at, and the journal that lets a compound change be undone.
+//!
+//! Every other file of the search adds methods to [`State`]; this one only holds it and the
+//! tree cache, so it imports none of them.
+
+use crate::routing::config::{PathLengths, longest_allowed};
+use crate::routing::disjoint::PathFlow;
+use crate::routing::graph::RoutingGraph;
+use crate::routing::layers::Layers;
+use crate::routing::tree::Tree;
+
+/// A move: s re-points its next hop towards t in layer l to `edge`, with `hops` hops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Move {
+    pub(super) l: usize,
+    pub(super) s: usize,
+    pub(super) t: usize,
+    pub(super) edge: usize,
+    pub(super) hops: u8,
+}
+
+/// The local search over one routing (see the [module documentation](super)).
+pub(super) struct State<'a> {
+    pub(super) graph: &'a RoutingGraph,
+    /// Bounds the layers after layer 0 (`None`: every layer stays minimal).
+    pub(super) lengths: Option<&'a PathLengths>,
+    /// 1.10 × the mean link load when the pass started.
+    pub(super) cap: u64,
+    /// `below` when the pass started: while the maximum load is over the cap, moves may spend
+    /// disjoint paths the pass won, down to these counts.
+    pub(super) floor: [i64; 2],
+    /// Link load per directed edge (routes: sending × receiving endpoints).
+    pub(super) loads: Vec<u64>,
+    /// Edge-disjoint paths across all layers, `t * n + s`, for destinations with endpoints.
+    pub(super) disjoint: Vec<u8>,
+    /// Pairs with fewer than three, and fewer than two, edge-disjoint paths.
+    pub(super) below: [i64; 2],
+    /// Move evaluations spent, and the most the search may spend.
+    pub(super) work: u64,
+    pub(super) budget: u64,
+    /// One layer's tree into one destination, for the (layer, destination) in `tree_key`
+    /// (`None`: not current), and the least room (allowed hops − hops) in each switch's
+    /// subtree of it.
+    pub(super) tree: Tree,
+    pub(super) tree_key: Option<(usize, usize)>,
+    pub(super) slack: Vec<i32>,
+    /// The subtree last asked for ([`State::subtree`]), its root first.
+    pub(super) members: Vec<u32>,
+    pub(super) flow: PathFlow,
+    /// New disjoint-path counts of the members of the subtree last checked.
+    pub(super) checked: Vec<u8>,
+    /// Kicked (layer, switch, destination) and the move count until which they stay.
+    pub(super) tabu: Vec<((usize, usize, usize), usize)>,
+    /// Moves made so far (the clock of `tabu`).
+    pub(super) moves: usize,
+    /// While `recording` > 0: the moves that undo the moves made, in order.
+    pub(super) journal: Vec<Move>,
+    /// Nesting depth of [`State::begin`] calls not yet ended.
+    pub(super) recording: u32,
+}
+
+/// What the search keeps of its best state.
+pub(super) struct Snapshot {
+    pub(super) layers: Layers,
+    pub(super) loads: Vec<u64>,
+    pub(super) disjoint: Vec<u8>,
+    pub(super) below: [i64; 2],
+    /// Loads sorted from the largest down.
+    pub(super) sorted: Vec<u64>,
+}
+
+impl Snapshot {
+    /// How the search ranks states: how far the maximum is over the cap, the pairs lacking
+    /// disjoint paths, then the sorted loads.
+    pub(super) fn key(&self, cap: u64) -> (u64, [i64; 2], &[u64]) {
+        (self.sorted[0].saturating_sub(cap), self.below, &self.sorted)
+    }
+}
+
+impl<'a> State<'a> {
+    /// The search's start: `loads` and `disjoint` as the layers have them (see
+    /// [`super::polish`]), nothing spent of `budget` yet.
+    pub(super) fn new(
+        graph: &'a RoutingGraph,
+        lengths: Option<&'a PathLengths>,
+        loads: Vec<u64>,
+        disjoint: Vec<u8>,
+        budget: u64,
+    ) -> Self {
+        let n = graph.len();
+        let mut below = [0i64; 2];
+        for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
+            for s in (0..n).filter(|&s| s != t) {
+                let d = disjoint[t * n + s];
+                below[0] += i64::from(d < 3);
+                below[1] += i64::from(d < 2);
+            }
+        }
+        // The load the issue accepts on a link: 1.10 × the mean.
+        let cap = loads.iter().sum::<u64>() * 11 / (10 * loads.len().max(1) as u64);
+        State {
+            graph,
+            lengths,
+            cap,
+            floor: below,
+            loads,
+            disjoint,
+            below,
+            work: 0,
+            budget,
+            tree: Tree::default(),
+            tree_key: None,
+            slack: Vec::new(),
+            members: Vec::new(),
+            flow: PathFlow::default(),
+            checked: Vec::new(),
+            tabu: Vec::new(),
+            moves: 0,
+            journal: Vec::new(),
+            recording: 0,
+        }
+    }
+}
+
+impl State<'_> {
+    /// Makes `self.tree` and `self.slack` describe layer l's tree into t.
+    pub(super) fn build_tree(&mut self, layers: &Layers, l: usize, t: usize) {
+        if self.tree_key == Some((l, t)) {
+            return;
+        }
+        let graph = self.graph;
+        let n = graph.len();
+        self.tree.build(graph, layers, l, t);
+        let (order, slack) = (&self.tree.order, &mut self.slack);
+        slack.clear();
+        slack.resize(n, i32::MAX);
+        for &v in order[1..].iter().rev() {
+            let v = v as usize;
+            let h = layers.hops(l, v, t).expect("in tree");
+            let limit = longest_allowed(self.lengths, l, graph.dist(v, t));
+            slack[v] = slack[v].min(limit as i32 - i32::from(h));
+            let parent = graph.edge_to[layers.next_edge(l, v, t).expect("in tree")] as usize;
+            slack[parent] = slack[parent].min(slack[v]);
+        }
+        self.tree_key = Some((l, t));
+        self.work += n as u64 / 8;
+    }
+
+    /// The subtree of s in the current tree (s first), into `self.members`.
+    pub(super) fn subtree(&mut self, s: usize) {
+        self.tree.subtree(s, &mut self.members);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{cases, rebalanced};
+    use super::*;
+
+    #[test]
+    fn slack_is_the_least_room_in_each_subtree() {
+        for (spec, count, lengths) in cases() {
+            let (graph, layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let mut state = State::new(&graph, lengths.as_ref(), loads, disjoint, u64::MAX);
+            let n = graph.len();
+            for (l, t) in (0..count).flat_map(|l| (0..n).step_by(4).map(move |t| (l, t))) {
+                state.build_tree(&layers, l, t);
+                for v in (0..n).filter(|&v| v != t) {
+                    let least = (0..n)
+                        .filter(|&u| u != t && layers.passes(&graph, l, u, t, v))
+                        .map(|u| {
+                            let limit = longest_allowed(lengths.as_ref(), l, graph.dist(u, t));
+                            limit as i32 - i32::from(layers.hops(l, u, t).unwrap())
+                        })
+                        .min();
+                    assert_eq!(Some(state.slack[v]), least, "{spec}: layer {l}, {v} -> {t}");
+                }
+            }
+        }
+    }
+}
