@@ -138,7 +138,7 @@ fn a_planted_loop_is_reported_once_with_both_entries() {
     let failure = &c.failures[0];
     assert_eq!(
         (failure.kind, failure.lid, failure.entries),
-        (FailureKind::Loop, lid, 2)
+        (BrokenKind::Loop, lid, 2)
     );
     assert!(failure.detail.contains("loop s"), "{}", failure.detail);
     assert_eq!(r.paths[0].broken, 1, "s0 to h1-1 is broken");
@@ -174,10 +174,10 @@ fn a_dead_end_and_a_missing_entry_are_reported_at_their_switch() {
     let d = c.failures.iter().find(|x| x.lid == dead).unwrap();
     assert_eq!(
         (d.kind, d.switch.as_str(), d.port),
-        (FailureKind::DeadEnd, "s0", Some(7))
+        (BrokenKind::DeadEnd, "s0", Some(7))
     );
     let m = c.failures.iter().find(|x| x.lid == missing).unwrap();
-    assert_eq!((m.kind, m.switch.as_str()), (FailureKind::NoEntry, "s0"));
+    assert_eq!((m.kind, m.switch.as_str()), (BrokenKind::NoEntry, "s0"));
 }
 
 #[test]

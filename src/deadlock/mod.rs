@@ -31,7 +31,7 @@ pub mod verify;
 pub use colour_graph::{Colouring, ColouringEffort};
 pub use colouring::{ColouringConfig, ColouringScheme, colouring_scheme};
 pub use dfsssp::{DfssspConfig, VlAssignment, VlSearch, assign_vls};
-pub use network::{BrokenKind, BrokenRoutes};
+pub use network::BrokenRoutes;
 pub use path_sl::{DefaultSl, PathSl, SlTable, SwitchSls};
 pub use sl2vl::{Sl2VlTables, SlVlRow, SwitchSl2Vl, identity_row};
 pub use verify::{Cycle, CycleChannel, RouteExample, Verdict, VerifyOptions, verify};

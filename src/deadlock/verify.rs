@@ -26,11 +26,10 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::cdg::CycleSearch;
-use super::network::{
-    BrokenKind, BrokenRoutes, DestTree, NONE, Network, Source, Traffic, chunks, threads,
-};
+use super::network::{BrokenRoutes, Channels, Source, Traffic, chunks, threads};
 use super::path_sl::PathSl;
 use super::sl2vl::{SLS, Sl2VlTables, VL15};
+use crate::routing::walk::{BrokenKind, DestWalk, NONE};
 use crate::routing::{ForwardingTables, LidTable};
 use crate::topology::Fabric;
 
@@ -275,7 +274,7 @@ impl Dependencies {
 /// Walks the routes of every destination and hands each (link, VL) → (link, VL) dependency
 /// to `add` (per destination, each tail once).
 struct Walker<'n, 'a> {
-    net: &'n Network<'a>,
+    net: &'n Channels<'a>,
     sl2vl: &'n Sl2VlTables,
     /// Per (link, SL): the stamp of the destination the VL set below belongs to.
     stamp: Vec<u32>,
@@ -289,7 +288,7 @@ struct Walker<'n, 'a> {
 const NO_VL: u8 = u8::MAX;
 
 impl<'n, 'a> Walker<'n, 'a> {
-    fn new(net: &'n Network<'a>, sl2vl: &'n Sl2VlTables) -> Self {
+    fn new(net: &'n Channels<'a>, sl2vl: &'n Sl2VlTables) -> Self {
         let links = net.links.len();
         Self {
             net,
@@ -316,7 +315,7 @@ impl<'n, 'a> Walker<'n, 'a> {
     fn tail(
         &mut self,
         deps: &mut Dependencies,
-        tree: &DestTree,
+        tree: &DestWalk,
         di: u32,
         mut a: u32,
         mut x: usize,
@@ -339,7 +338,7 @@ impl<'n, 'a> Walker<'n, 'a> {
             if v == NONE {
                 return;
             }
-            let b = tree.next[v as usize];
+            let b = tree.next(v as usize);
             if b == NONE {
                 return; // delivered to the switch itself
             }
@@ -459,7 +458,7 @@ pub fn verify(
     sl2vl: &Sl2VlTables,
     options: &VerifyOptions,
 ) -> Verdict {
-    let net = Network::new(
+    let net = Channels::new(
         fabric,
         lids,
         Traffic {
@@ -526,7 +525,7 @@ struct Scan {
 
 /// Walks the routes towards the destinations `range` and collects their dependencies.
 fn scan(
-    net: &Network<'_>,
+    net: &Channels<'_>,
     tables: &ForwardingTables,
     path_sl: &dyn PathSl,
     sl2vl: &Sl2VlTables,
@@ -536,7 +535,7 @@ fn scan(
 ) -> Scan {
     let mut deps = Dependencies::new(mapped, net.turns(), net.links.len());
     let mut walker = Walker::new(net, sl2vl);
-    let mut tree = DestTree::new(net.len());
+    let mut tree = DestWalk::new(net.len());
     let mut broken = BrokenRoutes::default();
     let mut dropped = BrokenRoutes::default();
     let mut loops = 0;
@@ -547,7 +546,8 @@ fn scan(
             if b.kind == BrokenKind::Loop {
                 loops += 1;
             }
-            broken.record(net, &b, cap);
+            broken.record(net, b, cap);
+            NONE
         });
         let own = net
             .sources_at(dest.switch as usize)
@@ -560,7 +560,7 @@ fn scan(
                 continue;
             }
             routes += sources.len() as u64 - if s == dest.switch as usize { own } else { 0 };
-            let out = tree.next[s];
+            let out = tree.next(s);
             if out == NONE {
                 continue; // the switch's own LID: no channel after the sources' first one
             }
@@ -597,7 +597,7 @@ fn scan(
 }
 
 /// A cycle of the CDG as channel nodes (link × nv + VL index), if there is one.
-fn find_cycle(net: &Network<'_>, deps: &Dependencies) -> Option<Vec<u32>> {
+fn find_cycle(net: &Channels<'_>, deps: &Dependencies) -> Option<Vec<u32>> {
     let nv = deps.nv;
     let mut search = CycleSearch::new(net.links.len() * nv);
     search
@@ -633,7 +633,7 @@ fn find_cycle(net: &Network<'_>, deps: &Dependencies) -> Option<Vec<u32>> {
 /// pass over the routes, without sharing tails, restricted to destinations whose tree uses a
 /// link of the cycle).
 fn name_cycle(
-    net: &Network<'_>,
+    net: &Channels<'_>,
     tables: &ForwardingTables,
     path_sl: &dyn PathSl,
     sl2vl: &Sl2VlTables,
@@ -671,18 +671,18 @@ fn name_cycle(
             Some(usize::from(deps.index[usize::from(vl & 15)]))
         }
     };
-    let mut tree = DestTree::new(net.len());
+    let mut tree = DestWalk::new(net.len());
     for dest in &net.dests {
-        tree.walk(net, tables, dest, |_| {});
+        tree.walk(net, tables, dest, |_| NONE);
         if !tree
-            .next
+            .next_links()
             .iter()
             .any(|&l| l != NONE && cycle_links[l as usize])
         {
             continue;
         }
         for s in 0..net.len() {
-            if !tree.reaches(s) || tree.next[s] == NONE {
+            if !tree.reaches(s) || tree.next(s) == NONE {
                 continue;
             }
             for src in net.sources_at(s) {
@@ -701,7 +701,7 @@ fn name_cycle(
                 let mut in_port = src.in_port;
                 let mut v = s;
                 loop {
-                    let b = tree.next[v];
+                    let b = tree.next(v);
                     if b == NONE {
                         break;
                     }

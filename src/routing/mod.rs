@@ -9,6 +9,7 @@ pub mod lids;
 mod polish;
 mod rebalance;
 pub mod tables;
+pub mod walk;
 
 pub use lft::{ForwardingTables, NO_PORT};
 pub use lids::{LidError, LidOwner, LidTable, assign_lids};
