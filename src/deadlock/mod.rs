@@ -34,7 +34,9 @@ pub use dfsssp::{DfssspConfig, VlAssignment, VlSearch, assign_vls};
 pub use network::BrokenRoutes;
 pub use path_sl::{DefaultSl, PathSl, SlTable, SwitchSls};
 pub use sl2vl::{Sl2VlTables, SlVlRow, SwitchSl2Vl, identity_row};
-pub use verify::{Cycle, CycleChannel, RouteExample, Verdict, VerifyOptions, verify};
+pub use verify::{
+    Cycle, CycleChannel, CyclicComponent, RouteExample, Verdict, VerifyOptions, VlChannels, verify,
+};
 
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layered::{RoutingConfig, route};
