@@ -92,6 +92,50 @@ fn minimal_tables(fabric: &Fabric, lids: &LidTable, layers: usize) -> Forwarding
 }
 
 #[test]
+fn both_directions_of_the_ring_are_listed_as_cyclic_components_with_a_cycle_each() {
+    // The two directions of the 5-ring share no channel: two strongly connected components,
+    // each a cycle around the ring on VL 0.
+    let fabric = ring(5, 1, 0);
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let tables = minimal_tables(&fabric, &lids, 1);
+    let sl2vl = Sl2VlTables::uniform(&fabric, identity_row(8));
+    let verdict = verify(
+        &fabric,
+        &lids,
+        &tables,
+        &DefaultSl(0),
+        &sl2vl,
+        &VerifyOptions::default(),
+    );
+    let components = &verdict.cyclic_components;
+    assert_eq!(components.len(), 2, "{verdict}");
+    assert!(
+        components[0].cycle.is_none(),
+        "the first is the verdict's cycle"
+    );
+    let second = components[1].cycle.as_ref().expect("a cycle of its own");
+    let first = verdict.cycle.as_ref().unwrap();
+    for (c, cycle) in components.iter().zip([first, second]) {
+        assert_eq!((c.channels, c.dependencies), (5, 5), "{verdict}");
+        assert_eq!(c.vls.len(), 1);
+        assert_eq!((c.vls[0].vl, c.vls[0].channels), (0, 5));
+        assert_eq!(cycle.channels.len(), 5, "{verdict}");
+        assert!(cycle.channels.iter().all(|ch| ch.routes > 0));
+    }
+    // Opposite directions: no link in common.
+    let links = |cycle: &ibfabric::deadlock::Cycle| -> Vec<String> {
+        cycle.channels.iter().map(|c| c.link.clone()).collect()
+    };
+    assert!(links(first).iter().all(|l| !links(second).contains(l)));
+    let text = verdict.to_string();
+    assert!(
+        text.contains("2 cyclic strongly connected components of the channel dependency graph"),
+        "{text}"
+    );
+    assert!(text.contains("  2: 5 channels (VL 0: 5), 5 dependencies; a cycle of 5"));
+}
+
+#[test]
 fn the_planted_ring_deadlock_is_found_and_named() {
     // Shortest paths on a 5-ring: every switch sends two hops clockwise and two hops
     // counter-clockwise, so each direction of the ring is a cycle of dependencies on VL 0.

@@ -207,7 +207,7 @@ fn solve_lp(ctx: &Context<'_>, paths: &[Vec<Vec<u32>>], commodities: &[Commodity
     }
     let mut vars = ProblemVariables::new();
     let k = vars.add(variable().min(0));
-    let cables = ctx.cables.len();
+    let cables = ctx.net.cables.len();
     let mut k_coefficient = vec![0.0f64; cables];
     let mut cable_flows: Vec<Vec<Variable>> = vec![Vec::new(); cables];
     let mut demands: Vec<(Vec<Variable>, f64)> = Vec::new();

@@ -31,9 +31,10 @@ mod text;
 
 use serde::{Deserialize, Serialize};
 
+use crate::routing::walk::{BrokenKind, DestWalk, FAILED, NONE};
 use crate::routing::{ForwardingTables, LidTable};
 use crate::topology::{Fabric, UNREACHABLE};
-use context::{Context, FAILED, FailureLog, LidRoutes, NONE, Target};
+use context::{Context, FailureLog, resolve};
 
 pub use mat::{MatReport, MatResult, Matching};
 
@@ -55,37 +56,11 @@ impl Default for Options {
     }
 }
 
-/// How a walk through the tables failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FailureKind {
-    /// The switch has no entry (port 255) for the LID.
-    NoEntry,
-    /// The entry names a port without a cable (or a port the switch does not have).
-    DeadEnd,
-    /// The walk comes back to a switch it has visited.
-    Loop,
-    /// The packet leaves the switches at a port that does not own the LID (another CA or
-    /// router port, or the management port of another switch).
-    WrongDestination,
-}
-
-impl FailureKind {
-    fn from_index(i: u32) -> Self {
-        match i {
-            0 => Self::NoEntry,
-            1 => Self::DeadEnd,
-            2 => Self::Loop,
-            _ => Self::WrongDestination,
-        }
-    }
-}
-
 /// One failure, reported at the switch where it happens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Failure {
     /// What went wrong.
-    pub kind: FailureKind,
+    pub kind: BrokenKind,
     /// The destination LID.
     pub lid: u16,
     /// The switch where it happens (for a loop, the switch where the walk first comes back).
@@ -112,23 +87,23 @@ pub struct KindCount {
 /// Failure counts by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailureCounts {
-    /// [`FailureKind::NoEntry`].
+    /// [`BrokenKind::NoEntry`].
     pub no_entry: KindCount,
-    /// [`FailureKind::DeadEnd`].
+    /// [`BrokenKind::DeadEnd`].
     pub dead_end: KindCount,
-    /// [`FailureKind::Loop`].
+    /// [`BrokenKind::Loop`].
     pub loops: KindCount,
-    /// [`FailureKind::WrongDestination`].
+    /// [`BrokenKind::WrongDestination`].
     pub wrong_destination: KindCount,
 }
 
 impl FailureCounts {
-    fn get_mut(&mut self, kind: FailureKind) -> &mut KindCount {
+    fn get_mut(&mut self, kind: BrokenKind) -> &mut KindCount {
         match kind {
-            FailureKind::NoEntry => &mut self.no_entry,
-            FailureKind::DeadEnd => &mut self.dead_end,
-            FailureKind::Loop => &mut self.loops,
-            FailureKind::WrongDestination => &mut self.wrong_destination,
+            BrokenKind::NoEntry => &mut self.no_entry,
+            BrokenKind::DeadEnd => &mut self.dead_end,
+            BrokenKind::Loop => &mut self.loops,
+            BrokenKind::WrongDestination => &mut self.wrong_destination,
         }
     }
 
@@ -296,7 +271,7 @@ pub fn analyze(
     let mut entries_reaching = 0;
     let mut destination_lids = 0;
     let mut acc: Vec<LayerAcc> = (0..layers).map(|_| LayerAcc::default()).collect();
-    let mut loads = vec![vec![0u64; ctx.cables.len()]; layers];
+    let mut loads = vec![vec![0u64; ctx.net.cables.len()]; layers];
     // Per ordered pair s * n + t: edge-disjoint paths (u8::MAX: not counted).
     let mut disjoint = vec![u8::MAX; n * n];
     let mut mat_paths: Vec<Vec<Vec<u32>>> = if options.mat {
@@ -304,7 +279,7 @@ pub fn analyze(
     } else {
         Vec::new()
     };
-    let mut routes: Vec<LidRoutes> = (0..layers).map(|_| LidRoutes::new(n)).collect();
+    let mut routes: Vec<DestWalk> = (0..layers).map(|_| DestWalk::new(n)).collect();
     let mut flow = MaxFlow::default();
     // Endpoints that send: how many per switch.
     let senders: Vec<u64> = (0..n).map(|s| ctx.endpoints_at(s).len() as u64).collect();
@@ -323,15 +298,15 @@ pub fn analyze(
         for (i, e) in endpoints.iter().enumerate() {
             let k = usize::from(e.lids);
             for (layer, r) in routes.iter_mut().enumerate().take(k) {
-                let lid = e.base_lid + layer as u16;
-                let reached = r.resolve(&ctx, lid, Target::Port(e.port), &mut log);
+                let dest = ctx.net.endpoint_dest(e, layer as u16);
+                let reached = resolve(&ctx, r, &dest, &mut log);
                 destination_lids += 1;
                 entries_checked += n;
                 entries_reaching += reached;
                 let a = &mut acc[layer];
                 let load = &mut loads[layer];
                 for s in (0..n).filter(|&s| s != t) {
-                    let hops = r.hops[s];
+                    let hops = r.hops(s);
                     if hops == FAILED {
                         a.broken += 1;
                         continue;
@@ -350,7 +325,7 @@ pub fn analyze(
                         _ => a.longer += 1,
                     }
                     if senders[s] > 0 {
-                        for c in r.path(&ctx, s) {
+                        for c in r.cables(&ctx.net, s) {
                             load[c as usize] += senders[s];
                         }
                     }
@@ -361,13 +336,11 @@ pub fn analyze(
             // same (common: one path per switch pair and layer).
             key.clear();
             for r in layer_routes {
-                key.extend(
-                    r.cable.iter().zip(&r.hops).map(
-                        |(&c, &h)| {
-                            if h == FAILED { FAILED - 1 } else { c }
-                        },
-                    ),
-                );
+                key.extend((0..n).map(|s| match r.next(s) {
+                    _ if !r.reaches(s) => FAILED - 1,
+                    NONE => NONE,
+                    l => ctx.net.cable_of_link[l as usize],
+                }));
             }
             if key != previous_key {
                 for (s, value) in values.iter_mut().enumerate() {
@@ -386,8 +359,8 @@ pub fn analyze(
             if options.mat && i == 0 {
                 for s in (0..n).filter(|&s| s != t) {
                     let paths = &mut mat_paths[s * n + t];
-                    for r in layer_routes.iter().filter(|r| r.hops[s] != FAILED) {
-                        let p: Vec<u32> = r.path(&ctx, s).collect();
+                    for r in layer_routes.iter().filter(|r| r.reaches(s)) {
+                        let p: Vec<u32> = r.cables(&ctx.net, s).collect();
                         if !paths.contains(&p) {
                             paths.push(p);
                         }
@@ -397,15 +370,14 @@ pub fn analyze(
         }
     }
     // Switch LIDs: completeness only.
-    let mut r = LidRoutes::new(n);
+    let mut r = DestWalk::new(n);
     for t in 0..n {
-        let lid = fabric.node(ctx.graph.node(t)).ports[0].lid;
-        if lid == 0 || lids.owner(lid).is_none() {
+        let Some(dest) = ctx.net.switch_dest(t, lids) else {
             continue;
-        }
+        };
         entries_checked += n;
         destination_lids += 1;
-        entries_reaching += r.resolve(&ctx, lid, Target::Switch(t as u32), &mut log);
+        entries_reaching += resolve(&ctx, &mut r, &dest, &mut log);
     }
 
     let mut failures = log.listed;
@@ -416,7 +388,7 @@ pub fn analyze(
         entries_reaching,
         counts: log.counts,
         failures,
-        unattached_ports: ctx.unattached_ports,
+        unattached_ports: ctx.net.unattached_ports,
     };
     let paths = acc
         .into_iter()
@@ -424,7 +396,7 @@ pub fn analyze(
         .map(|(layer, a)| layer_paths(layer, a))
         .collect();
     let disjoint = disjoint_stats(&disjoint, layers);
-    let total: Vec<u64> = (0..ctx.cables.len())
+    let total: Vec<u64> = (0..ctx.net.cables.len())
         .map(|c| loads.iter().map(|l| l[c]).sum())
         .collect();
     let link_load = LinkLoad {
@@ -435,7 +407,7 @@ pub fn analyze(
     Report {
         fabric: fabric.name.clone(),
         switches: n,
-        endpoints: ctx.endpoints.len(),
+        endpoints: ctx.net.endpoints.len(),
         layers,
         destination_lids,
         completeness,
@@ -506,7 +478,7 @@ fn load_stats(ctx: &Context<'_>, loads: &[u64]) -> LoadStats {
     };
     let mut busiest = None;
     for (c, &load) in loads.iter().enumerate() {
-        if ctx.cables[c].loopback {
+        if ctx.is_loopback(c) {
             continue;
         }
         stats.links += 1;
@@ -550,13 +522,13 @@ impl MaxFlow {
         ctx: &Context<'_>,
         s: usize,
         t: usize,
-        layer_routes: &[LidRoutes],
+        layer_routes: &[DestWalk],
     ) -> u8 {
         self.cables.clear();
         let mut working = 0;
-        for r in layer_routes.iter().filter(|r| r.hops[s] != FAILED) {
+        for r in layer_routes.iter().filter(|r| r.reaches(s)) {
             working += 1;
-            self.cables.extend(r.path(ctx, s));
+            self.cables.extend(r.cables(&ctx.net, s));
         }
         if working <= 1 {
             return working;
@@ -568,8 +540,8 @@ impl MaxFlow {
         self.arcs.clear();
         self.capacity.clear();
         for &c in &self.cables {
-            let cable = ctx.cables[c as usize];
-            let from = local(&mut self.nodes, ctx.dense[cable.from.node.index()]);
+            let cable = ctx.net.links[ctx.net.cables[c as usize] as usize];
+            let from = local(&mut self.nodes, cable.from_switch);
             let to = local(&mut self.nodes, cable.to_switch);
             self.arcs.extend([(from, to), (to, from)]);
             self.capacity.extend([1, 0]);

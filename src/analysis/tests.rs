@@ -138,7 +138,7 @@ fn a_planted_loop_is_reported_once_with_both_entries() {
     let failure = &c.failures[0];
     assert_eq!(
         (failure.kind, failure.lid, failure.entries),
-        (FailureKind::Loop, lid, 2)
+        (BrokenKind::Loop, lid, 2)
     );
     assert!(failure.detail.contains("loop s"), "{}", failure.detail);
     assert_eq!(r.paths[0].broken, 1, "s0 to h1-1 is broken");
@@ -174,10 +174,10 @@ fn a_dead_end_and_a_missing_entry_are_reported_at_their_switch() {
     let d = c.failures.iter().find(|x| x.lid == dead).unwrap();
     assert_eq!(
         (d.kind, d.switch.as_str(), d.port),
-        (FailureKind::DeadEnd, "s0", Some(7))
+        (BrokenKind::DeadEnd, "s0", Some(7))
     );
     let m = c.failures.iter().find(|x| x.lid == missing).unwrap();
-    assert_eq!((m.kind, m.switch.as_str()), (FailureKind::NoEntry, "s0"));
+    assert_eq!((m.kind, m.switch.as_str()), (BrokenKind::NoEntry, "s0"));
 }
 
 #[test]
@@ -450,20 +450,23 @@ fn more_paths_never_lower_the_mat_of_a_minimal_layer() {
 
 /// The layered routing of `routing::layered` on a Slim Fly, as forwarding tables.
 fn layered_tables(q: u32, lmc: u8) -> (Fabric, ForwardingTables, f64) {
-    use crate::routing::{forwarding_tables, graph::RoutingGraph, layered};
+    use crate::routing::{
+        Algorithm, PathLengths, RoutingConfig, forwarding_tables, graph::RoutingGraph, layered,
+        pairs_with_disjoint_paths,
+    };
     let mut f = SlimFly::new(q, None).unwrap().build();
     assign_lids(&mut f, lmc).unwrap();
     let lids = LidTable::from_fabric(&f).unwrap();
     let graph = RoutingGraph::new(&f);
     let layers = layered::route(
         &graph,
-        &layered::RoutingConfig {
+        &RoutingConfig {
             layers: 1 << lmc,
-            algorithm: layered::Algorithm::Layered(layered::PathLengths::default()),
+            algorithm: Algorithm::Layered(PathLengths::default()),
             seed: 1,
         },
     );
-    let (good, all) = layered::pairs_with_disjoint_paths(&graph, &layers, 3);
+    let (good, all) = pairs_with_disjoint_paths(&graph, &layers, 3);
     let t = forwarding_tables(&f, &graph, &layers, &lids);
     (f, t, good as f64 / all as f64)
 }

@@ -25,9 +25,10 @@ use std::ops::Range;
 
 use super::DeadlockError;
 use super::colour_graph::{Colouring, ColouringEffort, colour};
-use super::network::{BrokenRoutes, DestTree, NONE, Network, Traffic, chunks, threads};
+use super::network::{BrokenRoutes, Channels, Traffic, chunks, threads};
 use super::path_sl::SwitchSls;
 use super::sl2vl::{SLS, Sl2VlTables, SlVlRow, SwitchSl2Vl};
+use crate::routing::walk::{DestWalk, NONE};
 use crate::routing::{ForwardingTables, LidTable};
 use crate::topology::{Fabric, NodeId, PortRef, SwitchGraph};
 
@@ -135,7 +136,7 @@ pub fn colouring_scheme(
             available: config.colour_sls.len(),
         });
     }
-    let net = Network::new(fabric, lids, Traffic { switch_lids: true });
+    let net = Channels::new(fabric, lids, Traffic { switch_lids: true });
     let n = net.len();
     let mut path_sls = SwitchSls::new(fabric, lids, config.colour_sls[0]);
     // Destinations in contiguous chunks, one thread each; each writes its own rows.
@@ -156,22 +157,26 @@ pub fn colouring_scheme(
                 };
                 scope.spawn(move || {
                     let mut scan = PathScan::default();
-                    let mut tree = DestTree::new(n);
+                    let mut tree = DestWalk::new(n);
                     for dest in &net.dests[range.clone()] {
-                        tree.walk(net, tables, dest, |b| scan.broken.record(net, &b, 5));
+                        tree.walk(net, tables, dest, |b| {
+                            scan.broken.record(net, b, 5);
+                            NONE
+                        });
                         let at = (usize::from(dest.lid) - first) * n;
                         for (s, sl) in region[at..at + n].iter_mut().enumerate() {
                             if !tree.reaches(s) {
                                 continue;
                             }
-                            let hops = tree.hops[s];
+                            // Paths longer than 254 hops count as 254 (too long anyway).
+                            let hops = tree.hops(s).min(254) as u8;
                             scan.max_hops = scan.max_hops.max(hops);
                             if hops > MAX_HOPS {
                                 scan.too_long += 1;
                                 scan.example.get_or_insert((s, dest.lid, hops));
                                 continue;
                             }
-                            let second = match tree.next[s] {
+                            let second = match tree.next(s) {
                                 l if l != NONE && net.links[l as usize].to_switch != NONE => {
                                     net.links[l as usize].to_switch as usize
                                 }

@@ -31,13 +31,16 @@ pub mod verify;
 pub use colour_graph::{Colouring, ColouringEffort};
 pub use colouring::{ColouringConfig, ColouringScheme, colouring_scheme};
 pub use dfsssp::{DfssspConfig, VlAssignment, VlSearch, assign_vls};
-pub use network::{BrokenKind, BrokenRoutes};
+pub use network::BrokenRoutes;
 pub use path_sl::{DefaultSl, PathSl, SlTable, SwitchSls};
 pub use sl2vl::{Sl2VlTables, SlVlRow, SwitchSl2Vl, identity_row};
-pub use verify::{Cycle, CycleChannel, RouteExample, Verdict, VerifyOptions, verify};
+pub use verify::{
+    Cycle, CycleChannel, CyclicComponent, RouteExample, Verdict, VerifyOptions, VlChannels, verify,
+};
 
+use crate::routing::RoutingConfig;
 use crate::routing::graph::RoutingGraph;
-use crate::routing::layered::{RoutingConfig, route};
+use crate::routing::layered::route;
 use crate::routing::layers::Layers;
 use crate::routing::{ForwardingTables, LidTable, forwarding_tables};
 use crate::topology::Fabric;

@@ -1,7 +1,7 @@
 //! The independent verifier: from forwarding tables, path SLs and SL-to-VL tables — computed
 //! here or read back from a fabric — build the channel dependency graph over (directed link,
-//! VL) channels and report deadlock freedom, or one concrete cycle with the routes that form
-//! it.
+//! VL) channels and report deadlock freedom, or every cyclic strongly connected component of
+//! it, each with one concrete cycle and the routes that form it.
 //!
 //! Every route is a (source LID, destination LID) pair: sources are the CA and router port
 //! LIDs (every LMC offset) and, optionally, the switches' own LIDs; destinations are every LID.
@@ -25,12 +25,11 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::cdg::CycleSearch;
-use super::network::{
-    BrokenKind, BrokenRoutes, DestTree, NONE, Network, Source, Traffic, chunks, threads,
-};
+use super::cdg::{CallbackGraph, CycleSearch, cyclic_components, shortest_cycle};
+use super::network::{BrokenRoutes, Channels, Source, Traffic, chunks, threads};
 use super::path_sl::PathSl;
 use super::sl2vl::{SLS, Sl2VlTables, VL15};
+use crate::routing::walk::{BrokenKind, DestWalk, NONE};
 use crate::routing::{ForwardingTables, LidTable};
 use crate::topology::Fabric;
 
@@ -88,6 +87,32 @@ pub struct Cycle {
     pub channels: Vec<CycleChannel>,
 }
 
+/// A strongly connected component of the CDG that holds a cycle: every channel in it waits,
+/// through some chain of dependencies, on every other, so breaking one cycle of it may leave
+/// others.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CyclicComponent {
+    /// Channels (link, VL) in it.
+    pub channels: usize,
+    /// Dependencies between its channels.
+    pub dependencies: usize,
+    /// Its channels per VL, ascending by VL.
+    pub vls: Vec<VlChannels>,
+    /// One of its cycles (a shortest one through its first channel); `None` for the first
+    /// component, whose cycle is [`Verdict::cycle`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycle: Option<Cycle>,
+}
+
+/// How many channels of a component are on one VL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VlChannels {
+    /// The VL.
+    pub vl: u8,
+    /// Channels on it.
+    pub channels: usize,
+}
+
 /// The verifier's finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
@@ -109,8 +134,12 @@ pub struct Verdict {
     pub loops: usize,
     /// (link, SL) states where a route is mapped to VL 15 and dropped.
     pub dropped: BrokenRoutes,
-    /// A cycle, when there is one.
+    /// A cycle, when there is one: the first the depth-first search meets.
     pub cycle: Option<Cycle>,
+    /// Every strongly connected component of the CDG with a cycle; the first holds
+    /// [`Self::cycle`], the others follow by their first channel (link, VL).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cyclic_components: Vec<CyclicComponent>,
 }
 
 impl Verdict {
@@ -169,26 +198,87 @@ impl fmt::Display for Verdict {
                     "DEADLOCK: a cycle of {} channel dependencies:",
                     cycle.channels.len()
                 )?;
-                let n = cycle.channels.len();
-                for (i, c) in cycle.channels.iter().enumerate() {
-                    let next = &cycle.channels[(i + 1) % n];
-                    writeln!(
-                        f,
-                        "  {} VL {} -> {} VL {}: {} routes, e.g.",
-                        c.link, c.vl, next.link, next.vl, c.routes
-                    )?;
-                    for r in &c.examples {
-                        writeln!(
-                            f,
-                            "      LID {} -> LID {} SL {} ({} -> {})",
-                            r.slid, r.dlid, r.sl, r.source, r.destination
-                        )?;
-                    }
-                }
-                Ok(())
+                write_cycle(f, cycle, "  ")?;
+                write_components(f, &self.cyclic_components)
             }
         }
     }
+}
+
+/// The dependencies of `cycle`, one line each with its example routes, indented by `indent`.
+fn write_cycle(f: &mut fmt::Formatter<'_>, cycle: &Cycle, indent: &str) -> fmt::Result {
+    let n = cycle.channels.len();
+    for (i, c) in cycle.channels.iter().enumerate() {
+        let next = &cycle.channels[(i + 1) % n];
+        writeln!(
+            f,
+            "{indent}{} VL {} -> {} VL {}: {} routes, e.g.",
+            c.link, c.vl, next.link, next.vl, c.routes
+        )?;
+        for r in &c.examples {
+            writeln!(
+                f,
+                "{indent}    LID {} -> LID {} SL {} ({} -> {})",
+                r.slid, r.dlid, r.sl, r.source, r.destination
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `VL 0: 12, VL 3: 4` (what `count` gives each VL).
+fn per_vl<T>(items: &[T], vl: impl Fn(&T) -> (u8, usize)) -> String {
+    let parts: Vec<String> = items
+        .iter()
+        .map(|i| {
+            let (v, k) = vl(i);
+            format!("VL {v}: {k}")
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// The cyclic components: how many (per VL), their sizes, and the cycle of each but the first.
+fn write_components(f: &mut fmt::Formatter<'_>, components: &[CyclicComponent]) -> fmt::Result {
+    let mut on_vl: Vec<(u8, usize)> = Vec::new();
+    for c in components {
+        for v in &c.vls {
+            match on_vl.iter_mut().find(|(vl, _)| *vl == v.vl) {
+                Some((_, k)) => *k += 1,
+                None => on_vl.push((v.vl, 1)),
+            }
+        }
+    }
+    on_vl.sort_unstable();
+    writeln!(
+        f,
+        "{} cyclic strongly connected component{} of the channel dependency graph (components on {}):",
+        components.len(),
+        if components.len() == 1 { "" } else { "s" },
+        per_vl(&on_vl, |&p| p)
+    )?;
+    for (i, c) in components.iter().enumerate() {
+        write!(
+            f,
+            "  {}: {} channels ({}), {} dependencies",
+            i + 1,
+            c.channels,
+            per_vl(&c.vls, |v| (v.vl, v.channels)),
+            c.dependencies
+        )?;
+        match &c.cycle {
+            None => writeln!(f, "; the cycle above")?,
+            Some(cycle) => {
+                writeln!(
+                    f,
+                    "; a cycle of {} channel dependencies:",
+                    cycle.channels.len()
+                )?;
+                write_cycle(f, cycle, "    ")?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Dense numbering of the VLs the tables use, and the per-turn bit matrices of (VL in, VL out)
@@ -272,11 +362,16 @@ impl Dependencies {
     }
 }
 
-/// Walks the routes of every destination and hands each (link, VL) → (link, VL) dependency
-/// to `add` (per destination, each tail once).
+/// Walks the routes of every destination and collects each (link, VL) → (link, VL)
+/// dependency (per destination, each tail once), and the hops that drop packets on VL 15.
 struct Walker<'n, 'a> {
-    net: &'n Network<'a>,
+    net: &'n Channels<'a>,
     sl2vl: &'n Sl2VlTables,
+    /// The dependencies and channels found.
+    deps: Dependencies,
+    /// (link, SL) states mapped to VL 15, listed up to `cap`.
+    dropped: BrokenRoutes,
+    cap: usize,
     /// Per (link, SL): the stamp of the destination the VL set below belongs to.
     stamp: Vec<u32>,
     /// Per (link, SL): VLs (dense) whose tail was followed for the stamped destination.
@@ -289,11 +384,14 @@ struct Walker<'n, 'a> {
 const NO_VL: u8 = u8::MAX;
 
 impl<'n, 'a> Walker<'n, 'a> {
-    fn new(net: &'n Network<'a>, sl2vl: &'n Sl2VlTables) -> Self {
+    fn new(net: &'n Channels<'a>, sl2vl: &'n Sl2VlTables, deps: Dependencies, cap: usize) -> Self {
         let links = net.links.len();
         Self {
             net,
             sl2vl,
+            deps,
+            dropped: BrokenRoutes::default(),
+            cap,
             stamp: vec![u32::MAX; links * SLS],
             seen: vec![0; links * SLS],
             first: vec![0; links * SLS],
@@ -312,18 +410,7 @@ impl<'n, 'a> Walker<'n, 'a> {
 
     /// Follows the route tail that holds link `a` on VL index `x` with SL `sl` towards the
     /// destination of `tree` (stamp `di`).
-    #[allow(clippy::too_many_arguments)]
-    fn tail(
-        &mut self,
-        deps: &mut Dependencies,
-        tree: &DestTree,
-        di: u32,
-        mut a: u32,
-        mut x: usize,
-        sl: u8,
-        dropped: &mut BrokenRoutes,
-        cap: usize,
-    ) {
+    fn tail(&mut self, tree: &DestWalk, di: u32, mut a: u32, mut x: usize, sl: u8) {
         loop {
             let key = a as usize * SLS + usize::from(sl);
             if self.stamp[key] != di {
@@ -339,7 +426,7 @@ impl<'n, 'a> Walker<'n, 'a> {
             if v == NONE {
                 return;
             }
-            let b = tree.next[v as usize];
+            let b = tree.next(v as usize);
             if b == NONE {
                 return; // delivered to the switch itself
             }
@@ -347,11 +434,11 @@ impl<'n, 'a> Walker<'n, 'a> {
             let vl = self
                 .sl2vl
                 .switch_vl(self.net.switches[v as usize], link.to.port, out, sl);
-            let y = Self::dense(deps, vl);
+            let y = Self::dense(&self.deps, vl);
             if y == NO_VL {
-                dropped.count += 1;
-                if dropped.examples.len() < cap {
-                    dropped.examples.push(format!(
+                self.dropped.count += 1;
+                if self.dropped.examples.len() < self.cap {
+                    self.dropped.examples.push(format!(
                         "SL {sl} from {} to {}",
                         self.net.link_name(a),
                         self.net.link_name(b)
@@ -360,7 +447,7 @@ impl<'n, 'a> Walker<'n, 'a> {
                 return;
             }
             let y = usize::from(y);
-            deps.add(self.net.turn(a, b), a, x, b, y);
+            self.deps.add(self.net.turn(a, b), a, x, b, y);
             a = b;
             x = y;
         }
@@ -368,15 +455,7 @@ impl<'n, 'a> Walker<'n, 'a> {
 
     /// The first-hop VLs (dense, as a bit set) of the sources on switch `s` leaving on `out`
     /// with `sl`; records the host-to-switch dependencies the first time.
-    fn first_hop(
-        &mut self,
-        deps: &mut Dependencies,
-        s: usize,
-        out: u32,
-        sl: u8,
-        dropped: &mut BrokenRoutes,
-        cap: usize,
-    ) -> u16 {
+    fn first_hop(&mut self, s: usize, out: u32, sl: u8) -> u16 {
         let key = out as usize * SLS + usize::from(sl);
         if self.first_done[key] {
             return self.first[key];
@@ -388,7 +467,7 @@ impl<'n, 'a> Walker<'n, 'a> {
             if src.port == delivered_to {
                 continue;
             }
-            if let Some(x) = self.source_hop(deps, s, src, out, sl, dropped, cap) {
+            if let Some(x) = self.source_hop(s, src, out, sl) {
                 mask |= 1 << x;
             }
         }
@@ -398,25 +477,17 @@ impl<'n, 'a> Walker<'n, 'a> {
     }
 
     /// The VL index `src` leaves switch `s` on over `out` (and the host dependency into it).
-    #[allow(clippy::too_many_arguments)]
-    fn source_hop(
-        &self,
-        deps: &mut Dependencies,
-        s: usize,
-        src: &Source,
-        out: u32,
-        sl: u8,
-        dropped: &mut BrokenRoutes,
-        cap: usize,
-    ) -> Option<usize> {
+    fn source_hop(&mut self, s: usize, src: &Source, out: u32, sl: u8) -> Option<usize> {
         let node = self.net.switches[s];
         let out_port = self.net.links[out as usize].from.port;
+        let (dropped, cap) = (&mut self.dropped, self.cap);
         let mut drop = |what: String| {
             dropped.count += 1;
             if dropped.examples.len() < cap {
                 dropped.examples.push(what);
             }
         };
+        let deps = &mut self.deps;
         let x = Self::dense(deps, self.sl2vl.switch_vl(node, src.in_port, out_port, sl));
         if x == NO_VL {
             drop(format!(
@@ -459,7 +530,7 @@ pub fn verify(
     sl2vl: &Sl2VlTables,
     options: &VerifyOptions,
 ) -> Verdict {
-    let net = Network::new(
+    let net = Channels::new(
         fabric,
         lids,
         Traffic {
@@ -494,8 +565,21 @@ pub fn verify(
         loops += part.loops;
         routes += part.routes;
     }
-    let cycle = find_cycle(&net, &deps)
-        .map(|channels| name_cycle(&net, tables, path_sl, sl2vl, &deps, &channels, cap));
+    let (cycle, cyclic_components) = match find_cycle(&net, &deps) {
+        None => (None, Vec::new()),
+        Some(first) => {
+            let found = Found {
+                net: &net,
+                tables,
+                path_sl,
+                sl2vl,
+                deps: &deps,
+                cap,
+            };
+            let mut components = found.components(first);
+            (components[0].cycle.take(), components)
+        }
+    };
     let mut vls: Vec<u8> = (0..deps.vl_of.len())
         .filter(|&x| (0..net.links.len()).any(|l| deps.used[l * deps.nv + x]))
         .map(|x| deps.vl_of[x])
@@ -512,6 +596,7 @@ pub fn verify(
         loops,
         dropped,
         cycle,
+        cyclic_components,
     }
 }
 
@@ -526,7 +611,7 @@ struct Scan {
 
 /// Walks the routes towards the destinations `range` and collects their dependencies.
 fn scan(
-    net: &Network<'_>,
+    net: &Channels<'_>,
     tables: &ForwardingTables,
     path_sl: &dyn PathSl,
     sl2vl: &Sl2VlTables,
@@ -534,11 +619,10 @@ fn scan(
     range: std::ops::Range<usize>,
     cap: usize,
 ) -> Scan {
-    let mut deps = Dependencies::new(mapped, net.turns(), net.links.len());
-    let mut walker = Walker::new(net, sl2vl);
-    let mut tree = DestTree::new(net.len());
+    let deps = Dependencies::new(mapped, net.turns(), net.links.len());
+    let mut walker = Walker::new(net, sl2vl, deps, cap);
+    let mut tree = DestWalk::new(net.len());
     let mut broken = BrokenRoutes::default();
-    let mut dropped = BrokenRoutes::default();
     let mut loops = 0;
     let mut routes = 0u64;
     for di in range {
@@ -547,7 +631,8 @@ fn scan(
             if b.kind == BrokenKind::Loop {
                 loops += 1;
             }
-            broken.record(net, &b, cap);
+            broken.record(net, b, cap);
+            NONE
         });
         let own = net
             .sources_at(dest.switch as usize)
@@ -560,17 +645,17 @@ fn scan(
                 continue;
             }
             routes += sources.len() as u64 - if s == dest.switch as usize { own } else { 0 };
-            let out = tree.next[s];
+            let out = tree.next(s);
             if out == NONE {
                 continue; // the switch's own LID: no channel after the sources' first one
             }
             let node = net.switches[s];
             if let Some(sl) = path_sl.sl_from_switch(node, dest.lid) {
-                let mut mask = walker.first_hop(&mut deps, s, out, sl, &mut dropped, cap);
+                let mut mask = walker.first_hop(s, out, sl);
                 while mask != 0 {
                     let x = mask.trailing_zeros() as usize;
                     mask &= mask - 1;
-                    walker.tail(&mut deps, &tree, di as u32, out, x, sl, &mut dropped, cap);
+                    walker.tail(&tree, di as u32, out, x, sl);
                 }
             } else {
                 for src in sources {
@@ -578,26 +663,24 @@ fn scan(
                         continue;
                     }
                     let sl = path_sl.sl(src.lid, dest.lid);
-                    if let Some(x) =
-                        walker.source_hop(&mut deps, s, src, out, sl, &mut dropped, cap)
-                    {
-                        walker.tail(&mut deps, &tree, di as u32, out, x, sl, &mut dropped, cap);
+                    if let Some(x) = walker.source_hop(s, src, out, sl) {
+                        walker.tail(&tree, di as u32, out, x, sl);
                     }
                 }
             }
         }
     }
     Scan {
-        deps,
+        deps: walker.deps,
         broken,
-        dropped,
+        dropped: walker.dropped,
         loops,
         routes,
     }
 }
 
 /// A cycle of the CDG as channel nodes (link × nv + VL index), if there is one.
-fn find_cycle(net: &Network<'_>, deps: &Dependencies) -> Option<Vec<u32>> {
+fn find_cycle(net: &Channels<'_>, deps: &Dependencies) -> Option<Vec<u32>> {
     let nv = deps.nv;
     let mut search = CycleSearch::new(net.links.len() * nv);
     search
@@ -629,111 +712,233 @@ fn find_cycle(net: &Network<'_>, deps: &Dependencies) -> Option<Vec<u32>> {
         .map(|(_, cycle)| cycle)
 }
 
-/// Names the channels of a cycle and the routes that make each of its dependencies (a second
-/// pass over the routes, without sharing tails, restricted to destinations whose tree uses a
-/// link of the cycle).
-fn name_cycle(
-    net: &Network<'_>,
-    tables: &ForwardingTables,
-    path_sl: &dyn PathSl,
-    sl2vl: &Sl2VlTables,
-    deps: &Dependencies,
-    nodes: &[u32],
+/// What the scan found, for naming the cyclic components and their cycles.
+struct Found<'f, 'a> {
+    net: &'f Channels<'a>,
+    tables: &'f ForwardingTables,
+    path_sl: &'f dyn PathSl,
+    sl2vl: &'f Sl2VlTables,
+    deps: &'f Dependencies,
     cap: usize,
-) -> Cycle {
-    let nv = deps.nv;
-    let split = |c: u32| (c / nv as u32, (c % nv as u32) as usize);
-    let mut channels: Vec<CycleChannel> = nodes
-        .iter()
-        .map(|&c| {
-            let (l, x) = split(c);
-            CycleChannel {
-                link: net.link_name(l),
-                vl: deps.vl_of[x],
-                routes: 0,
-                examples: Vec::new(),
+}
+
+impl Found<'_, '_> {
+    /// The channels (link × nv + VL index) that `c` depends on.
+    fn successors(&self, c: u32, out: &mut Vec<u32>) {
+        let (net, deps, nv) = (self.net, self.deps, self.deps.nv);
+        let (a, x) = (c as usize / nv, c as usize % nv);
+        let v = net.links[a].to_switch;
+        if !deps.used[c as usize] || v == NONE {
+            return;
+        }
+        for (b_pos, &b) in net.out_links(v as usize).iter().enumerate() {
+            let mut row = deps.row(net.turn_at(a as u32, b_pos), x);
+            while row != 0 {
+                out.push(b * nv as u32 + row.trailing_zeros());
+                row &= row - 1;
             }
-        })
-        .collect();
-    // Dependency (turn, x, y) → position in the cycle.
-    let mut wanted: HashMap<(usize, usize, usize), usize> = HashMap::new();
-    let mut cycle_links = vec![false; net.links.len()];
-    for i in 0..nodes.len() {
-        let (a, x) = split(nodes[i]);
-        let (b, y) = split(nodes[(i + 1) % nodes.len()]);
-        wanted.insert((net.turn(a, b), x, y), i);
-        cycle_links[a as usize] = true;
+        }
     }
-    let dense = |vl: u8| {
-        if vl == VL15 {
-            None
-        } else {
-            Some(usize::from(deps.index[usize::from(vl & 15)]))
+
+    /// The channels that depend on `c`.
+    fn predecessors(&self, c: u32, out: &mut Vec<u32>) {
+        let (net, deps, nv) = (self.net, self.deps, self.deps.nv);
+        let (b, y) = (c / nv as u32, c as usize % nv);
+        let v = net.links[b as usize].from_switch;
+        if !deps.used[c as usize] || v == NONE {
+            return;
         }
-    };
-    let mut tree = DestTree::new(net.len());
-    for dest in &net.dests {
-        tree.walk(net, tables, dest, |_| {});
-        if !tree
-            .next
+        for &a in net.in_links(v as usize) {
+            let turn = net.turn(a, b);
+            out.extend(
+                (0..nv)
+                    .filter(|&x| deps.has(turn, x, y))
+                    .map(|x| a * nv as u32 + x as u32),
+            );
+        }
+    }
+
+    /// Every cyclic strongly connected component, the one holding `first` (a cycle) first and
+    /// with `first` as its cycle, the others with a shortest cycle through their first channel.
+    fn components(&self, first: Vec<u32>) -> Vec<CyclicComponent> {
+        let nodes: Vec<u32> = (0..self.deps.used.len() as u32)
+            .filter(|&c| self.deps.used[c as usize])
+            .collect();
+        let (successors, predecessors) = (
+            |c: u32, out: &mut Vec<u32>| self.successors(c, out),
+            |c: u32, out: &mut Vec<u32>| self.predecessors(c, out),
+        );
+        let graph = CallbackGraph {
+            nodes: &nodes,
+            bound: self.deps.used.len(),
+            successors: &successors,
+            predecessors: &predecessors,
+        };
+        let mut components = cyclic_components(graph);
+        let holds_first = components
             .iter()
-            .any(|&l| l != NONE && cycle_links[l as usize])
-        {
-            continue;
+            .position(|c| c.binary_search(&first[0]).is_ok())
+            .expect("a cycle lies in a cyclic component");
+        components[..=holds_first].rotate_right(1);
+        let mut component_of = vec![NONE; self.deps.used.len()];
+        for (i, c) in components.iter().enumerate() {
+            for &v in c {
+                component_of[v as usize] = i as u32;
+            }
         }
-        for s in 0..net.len() {
-            if !tree.reaches(s) || tree.next[s] == NONE {
+        let cycles: Vec<Vec<u32>> = std::iter::once(first)
+            .chain(components.iter().enumerate().skip(1).map(|(i, c)| {
+                shortest_cycle(graph, c[0], |v| component_of[v as usize] == i as u32)
+            }))
+            .collect();
+        let named = self.name_cycles(&cycles);
+        let mut out = Vec::new();
+        components
+            .iter()
+            .zip(named)
+            .map(|(c, cycle)| {
+                let nv = self.deps.nv;
+                let mut dependencies = 0;
+                let mut per_vl = vec![0usize; nv];
+                for &v in c {
+                    per_vl[v as usize % nv] += 1;
+                    out.clear();
+                    self.successors(v, &mut out);
+                    dependencies += out.iter().filter(|&&w| c.binary_search(&w).is_ok()).count();
+                }
+                let mut vls: Vec<VlChannels> = (0..nv)
+                    .filter(|&x| per_vl[x] > 0)
+                    .map(|x| VlChannels {
+                        vl: self.deps.vl_of[x],
+                        channels: per_vl[x],
+                    })
+                    .collect();
+                vls.sort_unstable_by_key(|v| v.vl);
+                CyclicComponent {
+                    channels: c.len(),
+                    dependencies,
+                    vls,
+                    cycle: Some(cycle),
+                }
+            })
+            .collect()
+    }
+
+    /// Names the channels of the cycles and the routes that make each of their dependencies
+    /// (a second pass over the routes, without sharing tails, restricted to destinations whose
+    /// tree uses a link of a cycle).
+    fn name_cycles(&self, cycles: &[Vec<u32>]) -> Vec<Cycle> {
+        let Self {
+            net,
+            tables,
+            path_sl,
+            sl2vl,
+            deps,
+            cap,
+        } = *self;
+        let nv = deps.nv;
+        let split = |c: u32| (c / nv as u32, (c % nv as u32) as usize);
+        let mut named: Vec<Cycle> = cycles
+            .iter()
+            .map(|nodes| Cycle {
+                channels: nodes
+                    .iter()
+                    .map(|&c| {
+                        let (l, x) = split(c);
+                        CycleChannel {
+                            link: net.link_name(l),
+                            vl: deps.vl_of[x],
+                            routes: 0,
+                            examples: Vec::new(),
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        // Dependency (turn, x, y) → (cycle, position in it): the components are disjoint and each
+        // cycle is simple, so a dependency is in at most one place.
+        let mut wanted: HashMap<(usize, usize, usize), (usize, usize)> = HashMap::new();
+        let mut cycle_links = vec![false; net.links.len()];
+        for (k, nodes) in cycles.iter().enumerate() {
+            for i in 0..nodes.len() {
+                let (a, x) = split(nodes[i]);
+                let (b, y) = split(nodes[(i + 1) % nodes.len()]);
+                wanted.insert((net.turn(a, b), x, y), (k, i));
+                cycle_links[a as usize] = true;
+            }
+        }
+        let dense = |vl: u8| {
+            if vl == VL15 {
+                None
+            } else {
+                Some(usize::from(deps.index[usize::from(vl & 15)]))
+            }
+        };
+        let mut tree = DestWalk::new(net.len());
+        for dest in &net.dests {
+            tree.walk(net, tables, dest, |_| NONE);
+            if !tree
+                .next_links()
+                .iter()
+                .any(|&l| l != NONE && cycle_links[l as usize])
+            {
                 continue;
             }
-            for src in net.sources_at(s) {
-                if src.port == dest.port {
+            for s in 0..net.len() {
+                if !tree.reaches(s) || tree.next(s) == NONE {
                     continue;
                 }
-                let sl = path_sl.sl(src.lid, dest.lid);
-                // The channels of this route, with the VL index on each.
-                let mut prev: Option<(u32, usize)> = None;
-                if src.link != NONE {
-                    prev = dense(sl2vl.port_vl(src.port, sl)).map(|h| (src.link, h));
-                    if prev.is_none() {
+                for src in net.sources_at(s) {
+                    if src.port == dest.port {
                         continue;
                     }
-                }
-                let mut in_port = src.in_port;
-                let mut v = s;
-                loop {
-                    let b = tree.next[v];
-                    if b == NONE {
-                        break;
-                    }
-                    let out = net.links[b as usize].from.port;
-                    let Some(y) = dense(sl2vl.switch_vl(net.switches[v], in_port, out, sl)) else {
-                        break;
-                    };
-                    if let Some((a, x)) = prev {
-                        if let Some(&i) = wanted.get(&(net.turn(a, b), x, y)) {
-                            let c = &mut channels[i];
-                            c.routes += 1;
-                            if c.examples.len() < cap {
-                                c.examples.push(RouteExample {
-                                    slid: src.lid,
-                                    dlid: dest.lid,
-                                    sl,
-                                    source: net.fabric.port_name(src.port),
-                                    destination: net.fabric.port_name(dest.port),
-                                });
-                            }
+                    let sl = path_sl.sl(src.lid, dest.lid);
+                    // The channels of this route, with the VL index on each.
+                    let mut prev: Option<(u32, usize)> = None;
+                    if src.link != NONE {
+                        prev = dense(sl2vl.port_vl(src.port, sl)).map(|h| (src.link, h));
+                        if prev.is_none() {
+                            continue;
                         }
                     }
-                    prev = Some((b, y));
-                    let to = net.links[b as usize];
-                    if to.to_switch == NONE {
-                        break;
+                    let mut in_port = src.in_port;
+                    let mut v = s;
+                    loop {
+                        let b = tree.next(v);
+                        if b == NONE {
+                            break;
+                        }
+                        let out = net.links[b as usize].from.port;
+                        let Some(y) = dense(sl2vl.switch_vl(net.switches[v], in_port, out, sl))
+                        else {
+                            break;
+                        };
+                        if let Some((a, x)) = prev {
+                            if let Some(&(k, i)) = wanted.get(&(net.turn(a, b), x, y)) {
+                                let c = &mut named[k].channels[i];
+                                c.routes += 1;
+                                if c.examples.len() < cap {
+                                    c.examples.push(RouteExample {
+                                        slid: src.lid,
+                                        dlid: dest.lid,
+                                        sl,
+                                        source: net.fabric.port_name(src.port),
+                                        destination: net.fabric.port_name(dest.port),
+                                    });
+                                }
+                            }
+                        }
+                        prev = Some((b, y));
+                        let to = net.links[b as usize];
+                        if to.to_switch == NONE {
+                            break;
+                        }
+                        in_port = to.to.port;
+                        v = to.to_switch as usize;
                     }
-                    in_port = to.to.port;
-                    v = to.to_switch as usize;
                 }
             }
         }
+        named
     }
-    Cycle { channels }
 }

@@ -2,12 +2,12 @@
 //! a placement search never walks a table again: a host × host matrix of inter-switch hops and,
 //! for link contention, each route's directed switch-to-switch cables.
 //!
-//! The walk is the analyser's ([`crate::analysis`]): one walk per destination LID from every
-//! switch, so the cost is O(hosts × switches) however many pairs there are. Routes are the
+//! The walk is [`crate::routing::walk`]'s: one walk per destination LID from every switch, so
+//! the cost is O(hosts × switches) however many pairs there are. Routes are the
 //! ones the tables really program — core routing or tables read back from a subnet manager —
 //! to each destination port's base LID (the route MPI traffic takes without multipathing).
 
-use crate::analysis::context::{Context, FAILED, FailureLog, LidRoutes, NONE, Target};
+use crate::routing::walk::{Dest, DestWalk, NONE, Network};
 use crate::routing::{ForwardingTables, LidTable};
 use crate::topology::{Fabric, PortRef};
 
@@ -54,7 +54,7 @@ impl HostRoutes {
         slots: &[PortRef],
         paths: bool,
     ) -> Result<Self, RoutesError> {
-        let ctx = Context::new(fabric, lids, tables);
+        let net = Network::new(fabric, lids);
         let n = slots.len();
         let mut switch_of = Vec::with_capacity(n);
         for &slot in slots {
@@ -63,13 +63,13 @@ impl HostRoutes {
                 .ports
                 .get(usize::from(slot.port))
                 .map_or(0, |p| p.lid);
-            let switch = fabric
-                .peer(slot)
-                .map_or(NONE, |peer| ctx.dense[peer.node.index()]);
-            if lid == 0 || switch == NONE {
+            let peer = fabric.peer(slot);
+            let switch = peer.map_or(NONE, |peer| net.dense[peer.node.index()]);
+            let delivery = peer.and_then(|peer| net.link_at(peer));
+            let Some(link) = delivery.filter(|_| lid != 0 && switch != NONE) else {
                 return Err(RoutesError::Unattached(fabric.port_name(slot)));
-            }
-            switch_of.push(switch as usize);
+            };
+            switch_of.push((switch as usize, link));
         }
         let mut hops = vec![0u16; n * n];
         let mut path_of: Vec<Vec<u32>> = if paths {
@@ -77,8 +77,7 @@ impl HostRoutes {
         } else {
             Vec::new()
         };
-        let mut routes = LidRoutes::new(ctx.switches());
-        let mut log = FailureLog::new(0);
+        let mut routes = DestWalk::new(net.len());
         // Slots sharing a port share the walk.
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by_key(|&b| slots[b]);
@@ -86,24 +85,30 @@ impl HostRoutes {
         for &b in &order {
             let port = slots[b];
             if walked != Some(port) {
-                let lid = fabric.node(port.node).ports[usize::from(port.port)].lid;
-                routes.resolve(&ctx, lid, Target::Port(port), &mut log);
+                let (switch, link) = switch_of[b];
+                let dest = Dest {
+                    lid: fabric.node(port.node).ports[usize::from(port.port)].lid,
+                    port,
+                    switch: switch as u32,
+                    link,
+                };
+                routes.walk(&net, tables, &dest, |_| NONE);
                 walked = Some(port);
             }
             for a in 0..n {
                 if slots[a] == port {
                     continue;
                 }
-                let h = routes.hops[switch_of[a]];
-                if h == FAILED {
+                let from = switch_of[a].0;
+                if !routes.reaches(from) {
                     return Err(RoutesError::Unrouted {
                         from: fabric.port_name(slots[a]),
                         to: fabric.port_name(port),
                     });
                 }
-                hops[a * n + b] = u16::try_from(h).unwrap_or(u16::MAX);
+                hops[a * n + b] = u16::try_from(routes.hops(from)).unwrap_or(u16::MAX);
                 if paths {
-                    path_of[a * n + b] = routes.path(&ctx, switch_of[a]).collect();
+                    path_of[a * n + b] = routes.cables(&net, from).collect();
                 }
             }
         }
@@ -121,7 +126,7 @@ impl HostRoutes {
             hops,
             path_start,
             path_cables,
-            cables: ctx.cables.len(),
+            cables: net.cables.len(),
         })
     }
 

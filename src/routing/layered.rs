@@ -24,21 +24,13 @@
 //! This file is the top of the routing passes: it imports them, and none of them imports it.
 
 use super::almost_minimal::{LayerState, almost_minimal_layer};
+use super::config::{Algorithm, RoutingConfig};
 use super::disjoint::count_disjoint;
 use super::graph::RoutingGraph;
 use super::layers::{AttachScratch, Layers};
 use super::polish::polish;
 use super::rebalance::rebalance;
 use crate::rng::Rng;
-
-// The configuration and the disjoint-path count used to live in this file; their homes are
-// `config.rs` and `disjoint.rs`, re-exported at `crate::routing`. The old paths stay for the
-// callers not moved yet (`src/deadlock`, `src/analysis`) and go once they import from
-// `crate::routing`.
-#[doc(hidden)]
-pub use super::config::{Algorithm, PathLengths, RoutingConfig};
-#[doc(hidden)]
-pub use super::disjoint::pairs_with_disjoint_paths;
 
 /// Routes every layer of `graph`.
 ///
@@ -154,6 +146,7 @@ fn sample_links(graph: &RoutingGraph, keep_per_mille: u32, rng: &mut Rng) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::routing::{PathLengths, pairs_with_disjoint_paths};
     use crate::topology::TopologySpec;
 
     fn graph(spec: &str) -> RoutingGraph {

@@ -18,6 +18,8 @@
 //! * [`layered`] — the driver: [`layered::route`] calls the passes above in order.
 //! * [`lids`], [`lft`] and [`tables`] turn the layers into forwarding tables; this file ties
 //!   routing and tables together ([`route_fabric`]).
+//! * [`walk`] follows a destination LID through any forwarding tables — ours or read back
+//!   from a fabric — for the analyser, the deadlock schemes, the verifier and rank placement.
 
 mod almost_minimal;
 mod config;
@@ -33,6 +35,7 @@ mod polish;
 mod rebalance;
 pub mod tables;
 mod tree;
+pub mod walk;
 
 pub use config::{Algorithm, PathLengths, RoutingConfig};
 pub use disjoint::pairs_with_disjoint_paths;

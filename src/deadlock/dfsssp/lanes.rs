@@ -2,7 +2,8 @@
 //! acyclicity checks the assignment and its searches share.
 
 use crate::deadlock::cdg::TopoOrder;
-use crate::deadlock::network::{NONE, Network};
+use crate::deadlock::network::Channels;
+use crate::routing::walk::NONE;
 
 /// The turns between inter-switch links, laid out for the acyclicity checks' neighbour scans.
 pub(super) struct Turns {
@@ -17,7 +18,7 @@ pub(super) struct Turns {
 }
 
 impl Turns {
-    pub(super) fn new(net: &Network<'_>) -> Self {
+    pub(super) fn new(net: &Channels<'_>) -> Self {
         let links = net.links.len();
         let mut head = vec![NONE; links];
         let mut row = vec![NONE; links];
@@ -50,7 +51,7 @@ impl Turns {
     /// `present` (only inter-switch turns are ever counted).
     pub(super) fn successors(
         &self,
-        net: &Network<'_>,
+        net: &Channels<'_>,
         present: &[u64],
         x: u32,
         out: &mut Vec<u32>,
@@ -81,7 +82,7 @@ impl Turns {
 
 /// The groups' VL classes and the channel dependency graph of every class.
 pub(super) struct Lanes<'n, 'a> {
-    pub(super) net: &'n Network<'a>,
+    pub(super) net: &'n Channels<'a>,
     pub(super) turns: Turns,
     pub(super) n: usize,
     /// Next link per (destination, switch).
@@ -187,7 +188,7 @@ impl Lanes<'_, '_> {
         } = self;
         let turns: &Turns = turns;
         let budget = *budget;
-        let net: &Network<'_> = net;
+        let net: &Channels<'_> = net;
         for (i, &(t, a, b)) in path.iter().enumerate().skip(from) {
             if count[c][t] == 0 {
                 let bits = &present[c];

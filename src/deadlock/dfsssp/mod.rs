@@ -42,11 +42,10 @@ mod search;
 
 use super::DeadlockError;
 use super::cdg::CycleSearch;
-use super::network::{
-    BrokenRoutes, DestTree, NONE, Network, Traffic, chunks, split_at_offsets, threads,
-};
+use super::network::{BrokenRoutes, Channels, Traffic, chunks, split_at_offsets, threads};
 use super::path_sl::SwitchSls;
 use super::sl2vl::{Sl2VlTables, identity_row};
+use crate::routing::walk::{DestWalk, NONE};
 use crate::routing::{ForwardingTables, LidTable};
 use crate::topology::Fabric;
 use lanes::{Lanes, Turns, next_bit};
@@ -150,7 +149,7 @@ pub fn assign_vls(
             needed: "1..=15",
         });
     }
-    let net = Network::new(
+    let net = Channels::new(
         fabric,
         lids,
         Traffic {
@@ -182,13 +181,17 @@ pub fn assign_vls(
                 let net = &net;
                 scope.spawn(move || {
                     let mut broken = BrokenRoutes::default();
-                    let mut tree = DestTree::new(n);
+                    let mut tree = DestWalk::new(n);
                     for (i, dest) in net.dests[range.clone()].iter().enumerate() {
-                        tree.walk(net, tables, dest, |b| broken.record(net, &b, 5));
+                        tree.walk(net, tables, dest, |b| {
+                            broken.record(net, b, 5);
+                            NONE
+                        });
                         let row = i * n..(i + 1) * n;
-                        next[row.clone()].copy_from_slice(&tree.next);
-                        hops[row.clone()].copy_from_slice(&tree.hops);
+                        next[row].copy_from_slice(tree.next_links());
                         for s in 0..n {
+                            // Paths longer than 254 hops count as 254 (only `>= 2` matters).
+                            hops[i * n + s] = tree.hops(s).min(254) as u8;
                             reaches[i * n + s] = tree.reaches(s);
                         }
                     }
