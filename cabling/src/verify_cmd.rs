@@ -13,11 +13,10 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use ibfabric::cli::output;
 use ibfabric::io::{LinkInfo, NodeNameMap, iblinkinfo, ibnetdiscover};
 use ibfabric::plan::{self, Plan};
 use ibfabric::verify::{self, Observation, report::Report};
-
-use crate::output;
 
 #[derive(Args)]
 pub struct VerifyArgs {

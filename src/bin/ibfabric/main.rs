@@ -5,10 +5,8 @@
 
 mod a2a;
 mod analyze;
-mod construction_args;
 mod deadlock_check;
 mod diff;
-mod output;
 mod rankmap;
 mod route;
 mod source;
@@ -17,14 +15,14 @@ mod topo;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use ibfabric::cli::{Verbosity, exit_code};
 
 /// Routing, cabling and analysis for low-diameter InfiniBand fabrics.
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
-    /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
-    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
-    verbose: u8,
+    #[command(flatten)]
+    verbosity: Verbosity,
     #[command(subcommand)]
     command: Command,
 }
@@ -49,7 +47,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    output::init_logging(cli.verbose);
+    cli.verbosity.init_logging();
     let result = match cli.command {
         Command::Topo(args) => topo::run(args),
         Command::Route(args) => route::run(args),
@@ -59,5 +57,5 @@ fn main() -> ExitCode {
         Command::A2a(args) => a2a::run(args),
         Command::Rankmap(args) => rankmap::run(args),
     };
-    output::exit_code("ibfabric", result)
+    exit_code("ibfabric", result)
 }

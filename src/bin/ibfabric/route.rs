@@ -8,13 +8,13 @@ use std::process::ExitCode;
 use anyhow::bail;
 use clap::{Args, ValueEnum};
 use ibfabric::analysis::{self, Options};
+use ibfabric::cli::output;
 use ibfabric::deadlock::{SchemeChoice, Shortage, route_deadlock_free};
 use ibfabric::io::{lfts, path_sl, sl2vl};
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::{Algorithm, PathLengths, RoutingConfig};
 use ibfabric::routing::{LidTable, Routed, assign_lids, route_fabric};
 
-use crate::output;
 use crate::source::load_fabric;
 
 #[derive(Args)]
