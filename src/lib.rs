@@ -16,6 +16,7 @@ pub mod collectives;
 pub mod deadlock;
 pub mod gf;
 pub mod io;
+pub mod options;
 pub mod placement;
 pub mod plan;
 pub mod rng;

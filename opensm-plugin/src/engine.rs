@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ibfabric::Fabric;
-use ibfabric::deadlock::{DeadlockError, Scheme, SchemeChoice, Shortage, route_deadlock_free};
+use ibfabric::deadlock::{DeadlockError, Scheme, Shortage, route_deadlock_free};
+use ibfabric::options::DeadlockMode;
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::{self, RoutingConfig};
 use ibfabric::routing::layers::Layers;
@@ -15,7 +16,6 @@ use ibfabric::topology::{
     FabricError, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef, link_rate,
 };
 
-use crate::config::DeadlockMode;
 use crate::qos::QosAnswers;
 
 /// One node of the subnet as OpenSM knows it.
@@ -262,13 +262,9 @@ pub struct DeadlockSettings {
 impl DeadlockSettings {
     /// The schemes to try, in order (none: no deadlock avoidance).
     fn schemes(&self) -> Vec<Scheme> {
-        let choice = match self.mode {
-            DeadlockMode::Auto => SchemeChoice::Auto,
-            DeadlockMode::Dfsssp => SchemeChoice::Dfsssp,
-            DeadlockMode::Colouring => SchemeChoice::Colouring,
-            DeadlockMode::None => return Vec::new(),
-        };
-        choice.schemes(self.vls)
+        self.mode
+            .scheme_choice()
+            .map_or_else(Vec::new, |choice| choice.schemes(self.vls))
     }
 }
 
