@@ -185,25 +185,10 @@ pub fn build_fabric(
 impl PortRecord {
     /// The width and speed the link runs at, as this port reports them.
     pub fn rate(&self) -> (Option<LinkWidth>, Option<LinkSpeed>) {
-        let width = match self.width_active {
-            1 => Some(LinkWidth::X1),
-            2 => Some(LinkWidth::X4),
-            4 => Some(LinkWidth::X8),
-            8 => Some(LinkWidth::X12),
-            16 => Some(LinkWidth::X2),
-            _ => None,
-        };
-        let speed = match (self.speed_ext_active, self.speed_active) {
-            (1, _) => Some(LinkSpeed::Fdr),
-            (2, _) => Some(LinkSpeed::Edr),
-            (4, _) => Some(LinkSpeed::Hdr),
-            (8, _) => Some(LinkSpeed::Ndr),
-            (_, 1) => Some(LinkSpeed::Sdr),
-            (_, 2) => Some(LinkSpeed::Ddr),
-            (_, 4) => Some(LinkSpeed::Qdr),
-            _ => None,
-        };
-        (width, speed)
+        (
+            LinkWidth::from_portinfo_bit(self.width_active.into()),
+            LinkSpeed::from_portinfo_bits(self.speed_active.into(), self.speed_ext_active.into()),
+        )
     }
 }
 
