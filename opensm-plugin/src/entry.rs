@@ -234,7 +234,7 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
     }
     // SAFETY: called from a routing callback, with OpenSM's lock held exclusively
     // (osm_ucast_mgr.c: osm_ucast_mgr_process).
-    let snapshot = unsafe { snapshot::take(osm) };
+    let snapshot = unsafe { snapshot::take(osm) }.map_err(|e| format!("subnet snapshot: {e}"))?;
     let (fabric, order) =
         engine::build_fabric("opensm", &snapshot.records).map_err(|e| e.to_string())?;
     if let Some(path) = &config.cabling_plan {
