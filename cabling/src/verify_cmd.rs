@@ -90,7 +90,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let fabric = if dumps.len() == 1 && dumps[0].dangling.is_empty() {
         dumps.pop().expect("one dump").fabric
     } else {
-        let merged = verify::merge(&dumps);
+        let merged = verify::merge(&dumps)?;
         for w in &merged.warnings {
             log::warn!("{w}");
         }
