@@ -128,8 +128,10 @@ impl FrontEndDefaults {
 
 /// How paths are chosen: the algorithm, its parameters and the seed. The same defaults in both
 /// front ends.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(default)]
+///
+/// The plugin reads the same fields from its YAML file as keys of the same names (its file
+/// refuses unknown keys, which serde cannot combine with a flattened struct, so it lists them).
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct PathOptions {
     /// Routing algorithm.

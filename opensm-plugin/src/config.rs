@@ -241,6 +241,20 @@ mod tests {
     }
 
     #[test]
+    fn every_path_option_is_a_key_of_the_same_name() {
+        let text = "algorithm: rues\nseed: 9\nmin_extra_hops: 2\nmax_hops: 4\nkeep_percent: 50\n";
+        // A struct literal: a new path option fails to compile here until it has a key.
+        let expected = PathOptions {
+            algorithm: AlgorithmName::Rues,
+            seed: 9,
+            min_extra_hops: 2,
+            max_hops: 4,
+            keep_percent: 50,
+        };
+        assert_eq!(Config::parse("x.yaml", text).unwrap().paths(), expected);
+    }
+
+    #[test]
     fn file_values_override_the_defaults() {
         let config = Config::parse("x.yaml", "layers: 2\nseed: 7\nalgorithm: minimal\n").unwrap();
         let routing = config.routing(3);
