@@ -3,7 +3,6 @@
 //!
 //! Results go to stdout or files (written atomically); diagnostics to stderr. Exit status: 0
 //! success, 1 the command ran and found a problem, 2 bad input or usage.
-
 //!
 //! The construction subcommands, output files, exit status and `-v` flag are the `ibfabric`
 //! command's, from `ibfabric::cli`.

@@ -2,6 +2,8 @@
 //!
 //! Results go to stdout (or `-o FILE`, written atomically); diagnostics to stderr.
 //! Exit status: 0 success, 1 the command ran and found a problem, 2 bad input or usage.
+//! What it shares with `cabling` (output files, exit status, `-v`, the construction
+//! subcommands) is in `ibfabric::cli`.
 
 mod a2a;
 mod analyze;
