@@ -10,9 +10,11 @@ const INCLUDE_DIR: &str = "/usr/include/infiniband";
 
 fn main() {
     println!("cargo:rerun-if-changed=wrapper.h");
-    println!("cargo:rerun-if-changed={INCLUDE_DIR}/opensm");
-    let include = env::var("OPENSM_INCLUDE_DIR").unwrap_or_else(|_| INCLUDE_DIR.to_string());
+    // The headers are read from OPENSM_INCLUDE_DIR when it is set: rebuild when it changes,
+    // and watch the directory actually read, not the default one.
     println!("cargo:rerun-if-env-changed=OPENSM_INCLUDE_DIR");
+    let include = env::var("OPENSM_INCLUDE_DIR").unwrap_or_else(|_| INCLUDE_DIR.to_string());
+    println!("cargo:rerun-if-changed={include}/opensm");
 
     let bindings = bindgen::Builder::default()
         .header("wrapper.h")

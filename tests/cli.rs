@@ -13,6 +13,29 @@ fn assert_refused(out: &Output, what: &str) {
     assert!(stderr(out).contains(what), "{}", stderr(out));
 }
 
+/// The help text of one value of an option in `--help`: `- NAME: text` up to the next value.
+fn value_help(help: &str, name: &str) -> String {
+    let start = help
+        .find(&format!("- {name}:"))
+        .unwrap_or_else(|| panic!("no value {name} in\n{help}"));
+    let rest = &help[start + name.len() + 3..];
+    let end = rest.find("\n").unwrap_or(rest.len());
+    rest[..end].trim().to_string()
+}
+
+#[test]
+fn route_help_says_deadlock_auto_is_colouring_where_it_applies_else_dfsssp() {
+    let out = ibfabric(&["route", "--help"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let help = String::from_utf8_lossy(&out.stdout);
+    let auto = value_help(&help, "auto");
+    assert!(
+        auto.starts_with("The switch-colouring scheme where it applies"),
+        "{auto}"
+    );
+    assert!(auto.ends_with("else DFSSSP-style virtual lanes"), "{auto}");
+}
+
 #[test]
 fn impossible_parameters_exit_2_naming_the_nearest_valid_ones() {
     let out = ibfabric(&["topo", "slimfly", "--q", "6"]);

@@ -50,7 +50,8 @@ fn main() {
     println!("|---|---|---|");
     let (read, dump) = measure(|| ibnetdiscover::parse(&dump_text, None).expect("own dump"));
     row("read dump", "", &read);
-    let (merge, merged) = measure(|| verify::merge(std::slice::from_ref(&dump)));
+    let (merge, merged) =
+        measure(|| verify::merge(std::slice::from_ref(&dump)).expect("one own dump merges"));
     row("merge dumps", "", &merge);
 
     // Plan with GUIDs (what `cabling plan` writes), a site's cable list (descriptions), and

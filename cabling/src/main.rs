@@ -3,28 +3,25 @@
 //!
 //! Results go to stdout or files (written atomically); diagnostics to stderr. Exit status: 0
 //! success, 1 the command ran and found a problem, 2 bad input or usage.
+//!
+//! The construction subcommands, output files, exit status and `-v` flag are the `ibfabric`
+//! command's, from `ibfabric::cli`.
 
-/// The construction subcommands: the same as the `ibfabric topo` command's.
-#[path = "../../src/bin/ibfabric/construction_args.rs"]
-mod construction_args;
 mod html;
-/// Writing results (stdout, atomic file replacement): the same code as the `ibfabric` command's.
-#[path = "../../src/bin/ibfabric/output.rs"]
-mod output;
 mod plan_cmd;
 mod verify_cmd;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use ibfabric::cli::{Verbosity, exit_code};
 
 /// Rack wiring plans for InfiniBand fabrics, and their verification against the live fabric.
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
-    /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
-    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
-    verbose: u8,
+    #[command(flatten)]
+    verbosity: Verbosity,
     #[command(subcommand)]
     command: Command,
 }
@@ -41,10 +38,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    output::init_logging(cli.verbose);
+    cli.verbosity.init_logging();
     let result = match cli.command {
         Command::Plan(args) => plan_cmd::run(args),
         Command::Verify(args) => verify_cmd::run(args),
     };
-    output::exit_code("cabling", result)
+    exit_code("cabling", result)
 }

@@ -5,13 +5,13 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
+use ibfabric::cli::{Construction, output};
 use ibfabric::io::{NodeNameMap, ibsim};
 use ibfabric::plan::build::{PlanOptions, plan_for};
 use ibfabric::plan::document::PlanDocument;
 use ibfabric::plan::{Plan, csv};
 
-use crate::construction_args::Construction;
-use crate::{html, output};
+use crate::html;
 
 #[derive(Args)]
 pub struct PlanArgs {

@@ -13,11 +13,10 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use ibfabric::cli::output;
 use ibfabric::io::{LinkInfo, NodeNameMap, iblinkinfo, ibnetdiscover};
 use ibfabric::plan::{self, Plan};
 use ibfabric::verify::{self, Observation, report::Report};
-
-use crate::output;
 
 #[derive(Args)]
 pub struct VerifyArgs {
@@ -91,7 +90,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let fabric = if dumps.len() == 1 && dumps[0].dangling.is_empty() {
         dumps.pop().expect("one dump").fabric
     } else {
-        let merged = verify::merge(&dumps);
+        let merged = verify::merge(&dumps)?;
         for w in &merged.warnings {
             log::warn!("{w}");
         }

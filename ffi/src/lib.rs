@@ -25,3 +25,35 @@ mod bindings {
 pub use bindings::*;
 
 pub mod inline;
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// What `build.rs` told cargo when it generated these bindings: cargo keeps a build
+    /// script's standard output in `output`, next to its `OUT_DIR`.
+    fn build_script_output() -> String {
+        let path = Path::new(env!("OUT_DIR")).with_file_name("output");
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    #[test]
+    fn the_bindings_are_rebuilt_when_opensm_include_dir_changes() {
+        let output = build_script_output();
+        assert!(
+            output
+                .lines()
+                .any(|l| l == "cargo:rerun-if-env-changed=OPENSM_INCLUDE_DIR"),
+            "{output}"
+        );
+    }
+
+    #[test]
+    fn the_build_watches_the_header_directory_it_read() {
+        // The variable as the build script saw it: cargo reruns the script when it changes.
+        let include = option_env!("OPENSM_INCLUDE_DIR").unwrap_or("/usr/include/infiniband");
+        let watched = format!("cargo:rerun-if-changed={include}/opensm");
+        let output = build_script_output();
+        assert!(output.lines().any(|l| l == watched), "{watched}\n{output}");
+    }
+}

@@ -15,58 +15,21 @@
 //! path_sl_dump: false  # write layered-path-sl.dump (every pair's SL) next to OpenSM's dumps
 //! ```
 //!
+//! The value names and the defaults are those of `ibfabric route` (`ibfabric::options`), except
+//! where the plugin reads them from the subnet or must keep it routed: layers, deadlock, vls and
+//! on_vl_shortage (`FrontEndDefaults` says why).
+//!
 //! Deadlock avoidance needs `qos TRUE` in opensm.conf: only then does OpenSM program the
 //! SL-to-VL tables the plugin answers (`update_sl2vl`). Without it the plugin routes, answers
 //! no path SLs and says in the log that the routing is not deadlock-free.
 
 use std::path::Path;
 
-use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig};
+use ibfabric::options::{
+    AlgorithmName, DeadlockMode, FrontEndDefaults, MAX_LAYERS, MAX_VLS, PathOptions, ShortagePolicy,
+};
+use ibfabric::routing::RoutingConfig;
 use serde::Deserialize;
-
-/// Seed of the routing's random choices when the configuration names none (the same default
-/// as `ibfabric route`).
-pub const DEFAULT_SEED: u64 = 1;
-
-/// Routing algorithm names in the YAML file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum AlgorithmName {
-    /// Layer 0 minimal, further layers almost-minimal.
-    #[default]
-    Layered,
-    /// Every layer minimal.
-    Minimal,
-    /// Random uniform edge selection.
-    Rues,
-}
-
-/// How the routing is made deadlock-free.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum DeadlockMode {
-    /// The colouring scheme where it applies, else the DFSSSP-style assignment.
-    #[default]
-    Auto,
-    /// DFSSSP-style virtual lanes.
-    Dfsssp,
-    /// The switch-colouring scheme (paths of at most 3 inter-switch hops).
-    #[serde(alias = "coloring")]
-    Colouring,
-    /// No deadlock avoidance: every path on SL 0 (what OpenSM's minhop does).
-    None,
-}
-
-/// What to do when the routing needs more VLs than the fabric has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum ShortagePolicy {
-    /// Halve the layers until the routing fits (logged).
-    #[default]
-    FewerLayers,
-    /// Refuse: OpenSM routes with its next engine.
-    Fail,
-}
 
 /// Faults the configuration can inject (`debug_fault`), so that tests see the plugin fail the
 /// ways it can fail in the field, inside the real daemon.
@@ -113,19 +76,22 @@ pub struct Config {
     pub debug_fault: Option<Fault>,
 }
 
+/// The defaults of the options where the plugin and `ibfabric route` differ (and why).
+const PLUGIN_DEFAULTS: FrontEndDefaults = FrontEndDefaults::PLUGIN;
+
 impl Default for Config {
     fn default() -> Self {
-        let lengths = PathLengths::default();
+        let paths = PathOptions::default();
         Self {
-            layers: None,
-            seed: DEFAULT_SEED,
-            algorithm: AlgorithmName::Layered,
-            min_extra_hops: lengths.min_extra_hops,
-            max_hops: lengths.max_hops,
-            keep_percent: 60,
-            deadlock: DeadlockMode::Auto,
-            vls: None,
-            on_vl_shortage: ShortagePolicy::FewerLayers,
+            layers: PLUGIN_DEFAULTS.layers,
+            seed: paths.seed,
+            algorithm: paths.algorithm,
+            min_extra_hops: paths.min_extra_hops,
+            max_hops: paths.max_hops,
+            keep_percent: paths.keep_percent,
+            deadlock: PLUGIN_DEFAULTS.deadlock,
+            vls: PLUGIN_DEFAULTS.vls,
+            on_vl_shortage: PLUGIN_DEFAULTS.on_vl_shortage,
             cabling_plan: None,
             path_sl_dump: false,
             debug_fault: None,
@@ -200,14 +166,16 @@ impl Config {
             message,
         };
         if let Some(layers) = config.layers
-            && !(1..=128).contains(&layers)
+            && !(1..=MAX_LAYERS).contains(&layers)
         {
-            return Err(invalid(format!("layers {layers} is not in 1..=128")));
+            return Err(invalid(format!(
+                "layers {layers} is not in 1..={MAX_LAYERS}"
+            )));
         }
         if let Some(vls) = config.vls
-            && !(1..=15).contains(&vls)
+            && !(1..=MAX_VLS).contains(&vls)
         {
-            return Err(invalid(format!("vls {vls} is not in 1..=15")));
+            return Err(invalid(format!("vls {vls} is not in 1..={MAX_VLS}")));
         }
         if config.keep_percent == 0 || config.keep_percent > 100 {
             return Err(invalid(format!(
@@ -218,27 +186,27 @@ impl Config {
         Ok(config)
     }
 
+    /// How paths are chosen.
+    pub fn paths(&self) -> PathOptions {
+        PathOptions {
+            algorithm: self.algorithm,
+            seed: self.seed,
+            min_extra_hops: self.min_extra_hops,
+            max_hops: self.max_hops,
+            keep_percent: self.keep_percent,
+        }
+    }
+
     /// The core's routing parameters for a subnet with LMC `lmc`.
     pub fn routing(&self, lmc: u8) -> RoutingConfig {
-        RoutingConfig {
-            layers: self.layers.unwrap_or(1 << lmc.min(7)),
-            algorithm: match self.algorithm {
-                AlgorithmName::Layered => Algorithm::Layered(PathLengths {
-                    min_extra_hops: self.min_extra_hops,
-                    max_hops: self.max_hops,
-                }),
-                AlgorithmName::Minimal => Algorithm::Minimal,
-                AlgorithmName::Rues => Algorithm::Rues {
-                    keep_per_mille: self.keep_percent * 10,
-                },
-            },
-            seed: self.seed,
-        }
+        self.paths().routing(self.layers.unwrap_or(1 << lmc.min(7)))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use ibfabric::routing::{Algorithm, PathLengths};
+
     use super::*;
 
     #[test]
@@ -260,6 +228,30 @@ mod tests {
             routing.algorithm,
             Algorithm::Layered(PathLengths::default())
         );
+    }
+
+    #[test]
+    fn defaults_choose_paths_as_ibfabric_route_does_on_every_lmc() {
+        for lmc in 0..=7u8 {
+            assert_eq!(
+                Config::default().routing(lmc),
+                PathOptions::default().routing(1 << lmc)
+            );
+        }
+    }
+
+    #[test]
+    fn every_path_option_is_a_key_of_the_same_name() {
+        let text = "algorithm: rues\nseed: 9\nmin_extra_hops: 2\nmax_hops: 4\nkeep_percent: 50\n";
+        // A struct literal: a new path option fails to compile here until it has a key.
+        let expected = PathOptions {
+            algorithm: AlgorithmName::Rues,
+            seed: 9,
+            min_extra_hops: 2,
+            max_hops: 4,
+            keep_percent: 50,
+        };
+        assert_eq!(Config::parse("x.yaml", text).unwrap().paths(), expected);
     }
 
     #[test]

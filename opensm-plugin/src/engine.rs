@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ibfabric::Fabric;
-use ibfabric::deadlock::{DeadlockError, Scheme, SchemeChoice, Shortage, route_deadlock_free};
+use ibfabric::deadlock::{DeadlockError, Scheme, Shortage, route_deadlock_free};
+use ibfabric::options::DeadlockMode;
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered;
 use ibfabric::routing::layers::Layers;
@@ -15,7 +16,6 @@ use ibfabric::topology::{
     FabricError, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef, link_rate,
 };
 
-use crate::config::DeadlockMode;
 use crate::qos::QosAnswers;
 
 /// One node of the subnet as OpenSM knows it.
@@ -185,25 +185,10 @@ pub fn build_fabric(
 impl PortRecord {
     /// The width and speed the link runs at, as this port reports them.
     pub fn rate(&self) -> (Option<LinkWidth>, Option<LinkSpeed>) {
-        let width = match self.width_active {
-            1 => Some(LinkWidth::X1),
-            2 => Some(LinkWidth::X4),
-            4 => Some(LinkWidth::X8),
-            8 => Some(LinkWidth::X12),
-            16 => Some(LinkWidth::X2),
-            _ => None,
-        };
-        let speed = match (self.speed_ext_active, self.speed_active) {
-            (1, _) => Some(LinkSpeed::Fdr),
-            (2, _) => Some(LinkSpeed::Edr),
-            (4, _) => Some(LinkSpeed::Hdr),
-            (8, _) => Some(LinkSpeed::Ndr),
-            (_, 1) => Some(LinkSpeed::Sdr),
-            (_, 2) => Some(LinkSpeed::Ddr),
-            (_, 4) => Some(LinkSpeed::Qdr),
-            _ => None,
-        };
-        (width, speed)
+        (
+            LinkWidth::from_portinfo_bit(self.width_active.into()),
+            LinkSpeed::from_portinfo_bits(self.speed_active.into(), self.speed_ext_active.into()),
+        )
     }
 }
 
@@ -262,13 +247,9 @@ pub struct DeadlockSettings {
 impl DeadlockSettings {
     /// The schemes to try, in order (none: no deadlock avoidance).
     fn schemes(&self) -> Vec<Scheme> {
-        let choice = match self.mode {
-            DeadlockMode::Auto => SchemeChoice::Auto,
-            DeadlockMode::Dfsssp => SchemeChoice::Dfsssp,
-            DeadlockMode::Colouring => SchemeChoice::Colouring,
-            DeadlockMode::None => return Vec::new(),
-        };
-        choice.schemes(self.vls)
+        self.mode
+            .scheme_choice()
+            .map_or_else(Vec::new, |choice| choice.schemes(self.vls))
     }
 }
 

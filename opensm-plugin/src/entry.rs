@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
-use ibfabric::deadlock::Shortage;
+use ibfabric::options::DeadlockMode;
 use opensm_sys::{
     OSM_NO_PATH, OSM_VERSION, external_routing_engine_module_t, ib_net16_t, ib_slvl_table_t,
     osm_epi_event_id_t, osm_event_plugin_t, osm_opensm_t, osm_physp_t,
@@ -14,7 +14,7 @@ use opensm_sys::{
     osm_switch_set_hops, osm_switch_t,
 };
 
-use crate::config::{Config, DeadlockMode, Fault, ShortagePolicy};
+use crate::config::{Config, Fault};
 use crate::engine::{DeadlockSettings, NodeRecord, Routed};
 use crate::qos::{QosAnswers, packed};
 use crate::{cabling, engine, logger, snapshot};
@@ -234,7 +234,7 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
     }
     // SAFETY: called from a routing callback, with OpenSM's lock held exclusively
     // (osm_ucast_mgr.c: osm_ucast_mgr_process).
-    let snapshot = unsafe { snapshot::take(osm) };
+    let snapshot = unsafe { snapshot::take(osm) }.map_err(|e| format!("subnet snapshot: {e}"))?;
     let (fabric, order) =
         engine::build_fabric("opensm", &snapshot.records).map_err(|e| e.to_string())?;
     if let Some(path) = &config.cabling_plan {
@@ -342,10 +342,7 @@ fn deadlock_settings(
     DeadlockSettings {
         mode,
         vls,
-        shortage: match config.on_vl_shortage {
-            ShortagePolicy::FewerLayers => Shortage::FewerLayers,
-            ShortagePolicy::Fail => Shortage::Fail,
-        },
+        shortage: config.on_vl_shortage.into(),
     }
 }
 

@@ -14,6 +14,33 @@ use opensm_sys::{
 
 use crate::engine::{NodeRecord, PortRecord};
 
+/// Why the subnet could not be copied.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SnapshotError {
+    /// A node whose NodeInfo.NodeType is none of CA, switch, router: routing it as any of them
+    /// could send traffic the wrong way, so the plugin leaves the subnet to OpenSM's next
+    /// engine.
+    #[error(
+        "node {guid:#018x} has unknown node type {node_type} (expected 1 CA, 2 switch, 3 router)"
+    )]
+    UnknownNodeType {
+        /// Node GUID (host order).
+        guid: u64,
+        /// NodeInfo.NodeType.
+        node_type: u8,
+    },
+}
+
+/// The node kind of a NodeInfo.NodeType; `None` for a value that is none of the three.
+pub(crate) fn node_kind(node_type: u8) -> Option<NodeKind> {
+    match u32::from(node_type) {
+        IB_NODE_TYPE_SWITCH => Some(NodeKind::Switch),
+        IB_NODE_TYPE_ROUTER => Some(NodeKind::Router),
+        IB_NODE_TYPE_CA => Some(NodeKind::Ca),
+        _ => None,
+    }
+}
+
 /// The subnet's nodes, and the switch object of each switch record (null for the others).
 pub(crate) struct Snapshot {
     pub records: Vec<NodeRecord>,
@@ -22,11 +49,14 @@ pub(crate) struct Snapshot {
 
 /// Copies the subnet.
 ///
+/// # Errors
+/// A node of unknown type.
+///
 /// # Safety
 /// `osm` must be the daemon's `osm_opensm_t`, and the call must happen inside a routing
 /// callback (OpenSM holds its lock exclusively there: osm_ucast_mgr_process), so that the maps
 /// and nodes stay as they are while they are read.
-pub(crate) unsafe fn take(osm: *mut osm_opensm_t) -> Snapshot {
+pub(crate) unsafe fn take(osm: *mut osm_opensm_t) -> Result<Snapshot, SnapshotError> {
     let mut nodes: Vec<*mut osm_node_t> = Vec::new();
     // SAFETY: `osm->subn.node_guid_tbl` is an initialised qmap of `osm_node_t`s, whose first
     // member is the map item (osm_node.h:98); unchanged during the callback (caller).
@@ -40,12 +70,10 @@ pub(crate) unsafe fn take(osm: *mut osm_opensm_t) -> Snapshot {
     for &node in &nodes {
         // SAFETY: `node` is a live node of the map (above).
         let (info, sw, size) = unsafe { ((*node).node_info, (*node).sw, (*node).physp_tbl_size) };
-        let kind = match u32::from(info.node_type) {
-            IB_NODE_TYPE_SWITCH => NodeKind::Switch,
-            IB_NODE_TYPE_ROUTER => NodeKind::Router,
-            IB_NODE_TYPE_CA => NodeKind::Ca,
-            _ => NodeKind::Ca,
-        };
+        let kind = node_kind(info.node_type).ok_or(SnapshotError::UnknownNodeType {
+            guid: u64::from_be(info.node_guid),
+            node_type: info.node_type,
+        })?;
         // SAFETY: `node_desc.description` is a 64-byte array inside the live node.
         let description = unsafe { (*node).node_desc.description };
         let end = description
@@ -109,14 +137,14 @@ pub(crate) unsafe fn take(osm: *mut osm_opensm_t) -> Snapshot {
             std::ptr::null_mut()
         });
     }
-    Snapshot { records, switches }
+    Ok(Snapshot { records, switches })
 }
 
 #[cfg(test)]
 mod tests {
     use std::alloc::{Layout, alloc_zeroed, dealloc};
 
-    use opensm_sys::{cl_list_item_t, osm_physp_t};
+    use opensm_sys::osm_physp_t;
 
     use super::*;
     use crate::engine::build_fabric;
@@ -184,6 +212,70 @@ mod tests {
         }
     }
 
+    /// A daemon whose subnet's node map holds `nodes`, in this order.
+    struct Subnet(Box<osm_opensm_t>);
+
+    impl Subnet {
+        fn as_ptr(&mut self) -> *mut osm_opensm_t {
+            &raw mut *self.0
+        }
+    }
+
+    fn subnet(nodes: &[&OwnedNode]) -> Subnet {
+        // SAFETY: all-zero is a valid osm_opensm_t for the fields `take` reads (the node map,
+        // linked below).
+        let mut osm: Box<osm_opensm_t> = unsafe { Box::new_zeroed().assume_init() };
+        let map = &raw mut osm.subn.node_guid_tbl;
+        // SAFETY: `map` points into `osm`.
+        let nil = unsafe { &raw mut (*map).nil.pool_item.list_item };
+        let mut last = nil;
+        for node in nodes {
+            // SAFETY: the map item is the first member of the live node (osm_node.h:98), and
+            // `last` is the map's nil item or the item of the node linked before.
+            unsafe {
+                let item = &raw mut (*node.ptr).map_item.pool_item.list_item;
+                (*last).p_next = item;
+                last = item;
+            }
+        }
+        // SAFETY: as above.
+        unsafe { (*last).p_next = nil };
+        Subnet(osm)
+    }
+
+    #[test]
+    fn only_the_three_node_types_of_nodeinfo_have_a_kind() {
+        for node_type in 0..=u8::MAX {
+            let expected = match u32::from(node_type) {
+                IB_NODE_TYPE_CA => Some(NodeKind::Ca),
+                IB_NODE_TYPE_SWITCH => Some(NodeKind::Switch),
+                IB_NODE_TYPE_ROUTER => Some(NodeKind::Router),
+                _ => None,
+            };
+            assert_eq!(node_kind(node_type), expected, "{node_type}");
+        }
+    }
+
+    #[test]
+    fn a_node_of_unknown_type_is_an_error_naming_it_not_a_ca() {
+        let switch = OwnedNode::new(IB_NODE_TYPE_SWITCH, 0x10, 2);
+        let odd = OwnedNode::new(7, 0x40, 1);
+        switch.set_port(0, 0x10, 1, 0);
+        switch.set_port(1, 0x10, 1, 0);
+        odd.set_port(1, 0x41, 2, 0);
+        cable(&switch, 1, &odd, 1);
+        let mut osm = subnet(&[&switch, &odd]);
+        // SAFETY: `osm` holds a consistent node map of live nodes, unchanged during the call.
+        let err = unsafe { take(osm.as_ptr()) }.err();
+        assert_eq!(
+            err,
+            Some(SnapshotError::UnknownNodeType {
+                guid: 0x40,
+                node_type: 7
+            })
+        );
+    }
+
     #[test]
     fn snapshot_reads_nodes_ports_cables_and_lids() {
         // Two switches (GUIDs 0x20 > 0x10, in map order 0x20 first), cabled on port 1, and a
@@ -200,26 +292,9 @@ mod tests {
         cable(&sw_a, 1, &sw_b, 1);
         cable(&sw_a, 2, &host, 1);
 
-        // SAFETY: all-zero is a valid osm_opensm_t for the fields `take` reads (the node map,
-        // linked below).
-        let mut osm: Box<osm_opensm_t> = unsafe { Box::new_zeroed().assume_init() };
-        let map = &raw mut osm.subn.node_guid_tbl;
-        let links: Vec<*mut cl_list_item_t> = [&sw_b, &sw_a, &host]
-            .iter()
-            // SAFETY: the map item is the first member of the node (osm_node.h:98).
-            .map(|n| unsafe { &raw mut (*n.ptr).map_item.pool_item.list_item })
-            .collect();
-        // SAFETY: `map` points into `osm`; the items are live nodes.
-        unsafe {
-            let nil = &raw mut (*map).nil.pool_item.list_item;
-            let (l0, l1, l2) = (links[0], links[1], links[2]);
-            (*nil).p_next = l0;
-            (*l0).p_next = l1;
-            (*l1).p_next = l2;
-            (*l2).p_next = nil;
-        }
+        let mut osm = subnet(&[&sw_b, &sw_a, &host]);
         // SAFETY: `osm` holds a consistent node map of live nodes, unchanged during the call.
-        let snapshot = unsafe { take(&mut *osm) };
+        let snapshot = unsafe { take(osm.as_ptr()) }.unwrap();
         let records = &snapshot.records;
         assert_eq!(records.len(), 3);
         assert_eq!(records[0].guid, 0x20);

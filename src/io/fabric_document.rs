@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::topology::{Fabric, FabricError, Guid, NodeKind, NodeSpec, PortRef};
+use crate::topology::{Fabric, FabricError, NodeKind, NodeSpec, PortRef};
 
 /// A whole fabric.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,7 +170,7 @@ impl FabricDocument {
     pub fn to_fabric(&self) -> Result<Fabric, DocumentError> {
         let mut fabric = Fabric::new(self.name.clone());
         for n in &self.nodes {
-            let guid = parse_guid(&n.guid).ok_or_else(|| DocumentError::BadGuid {
+            let guid = n.guid.parse().map_err(|_| DocumentError::BadGuid {
                 node: n.name.clone(),
                 guid: n.guid.clone(),
             })?;
@@ -216,14 +216,6 @@ impl FabricDocument {
         }
         Ok(fabric)
     }
-}
-
-/// Parses `0x` + hex into a GUID.
-pub fn parse_guid(text: &str) -> Option<Guid> {
-    let hex = text
-        .strip_prefix("0x")
-        .or_else(|| text.strip_prefix("0X"))?;
-    u64::from_str_radix(hex, 16).ok().map(Guid)
 }
 
 #[cfg(test)]

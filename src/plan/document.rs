@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::{Cable, CableEnd, CableKind, Device, DeviceKind, Plan, PlanError, Rack};
-use crate::io::fabric_document::parse_guid;
+use crate::topology::BadGuid;
 
 /// A whole plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -174,15 +174,13 @@ impl PlanDocument {
                     device: d.name.clone(),
                     rack: d.rack.clone(),
                 })?;
-            let guid = match &d.guid {
-                None => None,
-                Some(text) => Some(parse_guid(text).ok_or_else(|| {
-                    PlanError::Invalid(format!(
-                        "device {}: GUID {text:?} is not 0x followed by hex digits",
-                        d.name
-                    ))
-                })?),
-            };
+            let guid =
+                match &d.guid {
+                    None => None,
+                    Some(text) => Some(text.parse().map_err(|e: BadGuid| {
+                        PlanError::Invalid(format!("device {}: {e}", d.name))
+                    })?),
+                };
             devices.push(Device {
                 name: d.name.clone(),
                 kind: match d.kind {

@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::str::FromStr;
 
 use super::link_rate::{LinkSpeed, LinkWidth};
 
@@ -18,6 +19,25 @@ pub struct Guid(pub u64);
 impl fmt::Display for Guid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:#018x}", self.0)
+    }
+}
+
+/// Text that is not `0x` followed by hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("GUID {0:?} is not 0x followed by hex digits")]
+pub struct BadGuid(pub String);
+
+impl FromStr for Guid {
+    type Err = BadGuid;
+
+    /// `0x` (or `0X`) and up to 16 hex digits, as [`Guid`]'s `Display` writes it and as
+    /// documents and plans give GUIDs.
+    fn from_str(text: &str) -> Result<Self, BadGuid> {
+        text.strip_prefix("0x")
+            .or_else(|| text.strip_prefix("0X"))
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+            .map(Guid)
+            .ok_or_else(|| BadGuid(text.into()))
     }
 }
 
@@ -435,6 +455,30 @@ impl fmt::Display for FabricSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn guids_read_back_as_they_are_written() {
+        for value in [0, 1, 0x0002_c903_0000_1234, u64::MAX >> 1, u64::MAX] {
+            let guid = Guid(value);
+            assert_eq!(guid.to_string().parse(), Ok(guid));
+            assert_eq!(format!("0X{value:X}").parse(), Ok(guid));
+        }
+    }
+
+    #[test]
+    fn guids_without_0x_or_with_more_than_64_bits_are_refused() {
+        for text in [
+            "",
+            "0x",
+            "1234",
+            "x12",
+            "0xg1",
+            "0x1_0",
+            "0x10000000000000000",
+        ] {
+            assert_eq!(text.parse::<Guid>(), Err(BadGuid(text.into())), "{text}");
+        }
+    }
 
     fn spec(kind: NodeKind, name: &str, guid: u64, num_ports: u8) -> NodeSpec {
         NodeSpec {

@@ -59,6 +59,12 @@ impl LinkWidth {
             LinkWidth::X2 => 16,
         }
     }
+
+    /// The width a PortInfo LinkWidthActive value stands for (the inverse of
+    /// [`Self::portinfo_bit`]); `None` for 0 (unknown) and for anything that is not one width.
+    pub fn from_portinfo_bit(bit: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|w| w.portinfo_bit() == bit)
+    }
 }
 
 impl fmt::Display for LinkWidth {
@@ -158,6 +164,23 @@ impl LinkSpeed {
             LinkSpeed::Xdr => (0, 32),
         }
     }
+
+    /// The speed a port reports in PortInfo LinkSpeedActive (`base`: 1 SDR, 2 DDR, 4 QDR) and
+    /// LinkSpeedExtActive (`ext`: 1 FDR, 2 EDR, 4 HDR, 8 NDR), the extended one overriding
+    /// the base one when set; `None` when neither is one of these. XDR, which OpenSM 3.3.23 does
+    /// not know, is not decoded.
+    pub fn from_portinfo_bits(base: u32, ext: u32) -> Option<Self> {
+        match (ext, base) {
+            (1, _) => Some(LinkSpeed::Fdr),
+            (2, _) => Some(LinkSpeed::Edr),
+            (4, _) => Some(LinkSpeed::Hdr),
+            (8, _) => Some(LinkSpeed::Ndr),
+            (_, 1) => Some(LinkSpeed::Sdr),
+            (_, 2) => Some(LinkSpeed::Ddr),
+            (_, 4) => Some(LinkSpeed::Qdr),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for LinkSpeed {
@@ -188,6 +211,50 @@ mod tests {
         );
         assert_eq!(link_rate(None, Some(LinkSpeed::Edr)), Some(LinkSpeed::Edr));
         assert_eq!(link_rate::<LinkSpeed>(None, None), None);
+    }
+
+    #[test]
+    fn portinfo_width_bits_decode_to_the_width_they_encode() {
+        for w in LinkWidth::ALL {
+            assert_eq!(LinkWidth::from_portinfo_bit(w.portinfo_bit()), Some(w));
+        }
+    }
+
+    #[test]
+    fn other_portinfo_width_values_are_no_width() {
+        let bits: Vec<u32> = LinkWidth::ALL.iter().map(|w| w.portinfo_bit()).collect();
+        for value in (0..=u32::from(u8::MAX)).filter(|v| !bits.contains(v)) {
+            assert_eq!(LinkWidth::from_portinfo_bit(value), None, "{value}");
+        }
+    }
+
+    #[test]
+    fn portinfo_speed_bits_decode_to_the_speed_they_encode_up_to_ndr() {
+        for s in LinkSpeed::ALL {
+            let (base, ext) = s.portinfo_bits();
+            let expected = match s {
+                LinkSpeed::Fdr10 => Some(LinkSpeed::Qdr),
+                LinkSpeed::Xdr => None,
+                _ => Some(s),
+            };
+            assert_eq!(LinkSpeed::from_portinfo_bits(base, ext), expected, "{s}");
+        }
+    }
+
+    #[test]
+    fn the_extended_speed_overrides_the_base_speed() {
+        for base in [0, 1, 2, 4] {
+            for s in [
+                LinkSpeed::Fdr,
+                LinkSpeed::Edr,
+                LinkSpeed::Hdr,
+                LinkSpeed::Ndr,
+            ] {
+                let (_, ext) = s.portinfo_bits();
+                assert_eq!(LinkSpeed::from_portinfo_bits(base, ext), Some(s));
+            }
+        }
+        assert_eq!(LinkSpeed::from_portinfo_bits(0, 0), None);
     }
 
     #[test]

@@ -22,8 +22,8 @@ mod switch_graph;
 
 pub use builder::FabricBuilder;
 pub use fabric::{
-    Fabric, FabricError, FabricSummary, Guid, Link, LinkId, Node, NodeId, NodeKind, NodeSpec, Port,
-    PortRef,
+    BadGuid, Fabric, FabricError, FabricSummary, Guid, Link, LinkId, Node, NodeId, NodeKind,
+    NodeSpec, Port, PortRef,
 };
 pub use link_rate::{LinkSpeed, LinkWidth, link_rate};
 pub use params::{Size, TopologyError};

@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::io::Dump;
 use crate::io::ibnetdiscover::node_id;
-use crate::topology::{Fabric, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef};
+use crate::topology::{
+    Fabric, FabricError, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef,
+};
 
 /// The merged fabric and what did not fit.
 #[derive(Debug, Clone)]
@@ -22,9 +24,35 @@ pub struct Merged {
     pub warnings: Vec<String>,
 }
 
+/// Why the dumps could not be merged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    /// A node's name is another node's, and so is its ibnetdiscover id, which would have
+    /// replaced it (node descriptions and node-name-maps are free text).
+    #[error(
+        "node {guid} cannot be named: {name:?} and its id {fallback:?} both name other nodes; \
+         give them distinct names in the node-name-map"
+    )]
+    NameTaken {
+        /// The node.
+        guid: Guid,
+        /// The name the dump gave it.
+        name: String,
+        /// Its ibnetdiscover id.
+        fallback: String,
+    },
+    /// A node the fabric refused (such as a node without ports).
+    #[error(transparent)]
+    Fabric(#[from] FabricError),
+}
+
 /// Merges dumps by node GUID. Where two dumps disagree on a port's cable the earlier dump wins,
-/// with a warning.
-pub fn merge(dumps: &[Dump]) -> Merged {
+/// with a warning. A node whose name another node has already is named by its ibnetdiscover
+/// id.
+///
+/// # Errors
+/// A node whose name and id both name other nodes; a node the fabric refuses.
+pub fn merge(dumps: &[Dump]) -> Result<Merged, MergeError> {
     let mut fabric = Fabric::new("merged");
     let mut warnings = Vec::new();
     let mut by_guid: HashMap<Guid, NodeId> = HashMap::new();
@@ -32,13 +60,20 @@ pub fn merge(dumps: &[Dump]) -> Merged {
     let mut add = |fabric: &mut Fabric, by_guid: &mut HashMap<Guid, NodeId>, spec: NodeSpec| {
         let mut spec = spec;
         if !names.insert(spec.name.clone()) {
-            spec.name = node_id(spec.kind, spec.guid);
-            names.insert(spec.name.clone());
+            let fallback = node_id(spec.kind, spec.guid);
+            if !names.insert(fallback.clone()) {
+                return Err(MergeError::NameTaken {
+                    guid: spec.guid,
+                    name: spec.name,
+                    fallback,
+                });
+            }
+            spec.name = fallback;
         }
         let guid = spec.guid;
-        let id = fabric.add_node(spec).expect("unique GUID, name and ports");
+        let id = fabric.add_node(spec)?;
         by_guid.insert(guid, id);
-        id
+        Ok(id)
     };
     for (d, dump) in dumps.iter().enumerate() {
         for node in dump.fabric.nodes() {
@@ -66,7 +101,7 @@ pub fn merge(dumps: &[Dump]) -> Merged {
                     num_ports: node.num_ports(),
                     rack: None,
                 },
-            );
+            )?;
             let merged = fabric.node_mut(id);
             merged.system_guid = node.system_guid;
             merged.vendor_id = node.vendor_id;
@@ -105,7 +140,7 @@ pub fn merge(dumps: &[Dump]) -> Merged {
                 num_ports: ports,
                 rack: None,
             },
-        );
+        )?;
     }
     for (d, dump) in dumps.iter().enumerate() {
         let map = |p: PortRef| PortRef {
@@ -153,7 +188,7 @@ pub fn merge(dumps: &[Dump]) -> Merged {
             connect(&mut fabric, &mut warnings, d, [a, b], (c.width, c.speed));
         }
     }
-    Merged { fabric, warnings }
+    Ok(Merged { fabric, warnings })
 }
 
 /// Adds a cable unless the same cable is already there; a conflicting one is left out with a
@@ -187,10 +222,10 @@ mod tests {
     fn islands_merge_into_one_fabric_and_shared_cables_count_once() {
         let text = crate::io::fixture("ibsim-generated/slimfly-q5/clean.ibnetdiscover.topo");
         let whole = ibnetdiscover::parse(&text, None).unwrap();
-        let merged = merge(&[whole.clone(), whole.clone()]);
+        let merged = merge(&[whole.clone(), whole.clone()]).unwrap();
         assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
         assert_eq!(merged.fabric.summary(), whole.fabric.summary());
-        assert_eq!(merge(&[]).fabric.nodes().len(), 0);
+        assert_eq!(merge(&[]).unwrap().fabric.nodes().len(), 0);
     }
 
     #[test]
@@ -201,7 +236,7 @@ mod tests {
                     [3]\t\"S-0000000000000002\"[5]\t\t# \"MF0;b:X/U1\" lid 0 4xEDR\n";
         let dump = ibnetdiscover::parse(text, None).unwrap();
         assert_eq!(dump.dangling.len(), 1);
-        let merged = merge(&[dump]);
+        let merged = merge(&[dump]).unwrap();
         let f = &merged.fabric;
         let b = f.node_by_guid(Guid(2)).unwrap();
         assert_eq!(f.node(b).description, "MF0;b:X/U1");
@@ -212,6 +247,57 @@ mod tests {
                 node: f.node_by_guid(Guid(1)).unwrap(),
                 port: 3
             })
+        );
+    }
+
+    /// A one-switch dump: switch `guid` described `description`, with a cable from port 1 to
+    /// port `peer_port` of switch `peer` (described `peer_description`), which no dump holds.
+    fn lone_switch(guid: u64, description: &str, peer: u64, peer_description: &str) -> Dump {
+        let text = format!(
+            "Switch\t8 \"S-{guid:016x}\"\t\t# \"{description}\" enhanced port 0 lid 0 lmc 0\n\
+             [1]\t\"S-{peer:016x}\"[2]\t\t# \"{peer_description}\" lid 0 4xEDR\n"
+        );
+        ibnetdiscover::parse(&text, None).unwrap()
+    }
+
+    #[test]
+    fn a_node_named_like_another_takes_its_id() {
+        let first = lone_switch(1, "spine", 9, "x");
+        let second = lone_switch(2, "spine", 9, "x");
+        let merged = merge(&[first, second]).unwrap();
+        let f = &merged.fabric;
+        let second = f.node_by_guid(Guid(2)).unwrap();
+        assert_eq!(f.node(second).name, node_id(NodeKind::Switch, Guid(2)));
+    }
+
+    #[test]
+    fn a_node_whose_name_and_id_are_both_taken_is_an_error_not_a_panic() {
+        // Switch 1 is described as switch 2's id, and switch 2 as well: switch 2 can have
+        // neither name.
+        let id_of_2 = node_id(NodeKind::Switch, Guid(2));
+        let dumps = [
+            lone_switch(1, &id_of_2, 9, "x"),
+            lone_switch(2, &id_of_2, 9, "x"),
+        ];
+        assert_eq!(
+            merge(&dumps).unwrap_err(),
+            MergeError::NameTaken {
+                guid: Guid(2),
+                name: id_of_2.clone(),
+                fallback: id_of_2,
+            }
+        );
+    }
+
+    #[test]
+    fn a_far_node_whose_id_names_a_dumped_node_is_an_error_not_a_panic() {
+        // Switch 1 is described as the id of switch 2, which only its cable shows.
+        let id_of_2 = node_id(NodeKind::Switch, Guid(2));
+        let dump = lone_switch(1, &id_of_2, 2, "far");
+        let err = merge(&[dump]).unwrap_err();
+        assert!(
+            matches!(&err, MergeError::NameTaken { guid, .. } if *guid == Guid(2)),
+            "{err}"
         );
     }
 }

@@ -39,7 +39,7 @@ use crate::topology::{Fabric, NodeId, NodeKind, PortRef};
 pub use actions::{Action, MoveStep, Step};
 pub use binding::{Binding, BoundBy, bind};
 pub use findings::{Degradation, Finding, PortCondition, Status, UnexpectedCable, UnexpectedKind};
-pub use merge::{Merged, merge};
+pub use merge::{MergeError, Merged, merge};
 
 /// What was observed of the live fabric.
 #[derive(Debug, Clone, Copy)]

@@ -19,7 +19,7 @@ use crate::plan::{CableEnd, Plan};
 use crate::topology::{Fabric, NodeId, NodeKind};
 
 /// Renders a verification; every function here is pure.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Report<'a> {
     /// The plan verified against.
     pub plan: &'a Plan,
@@ -27,15 +27,24 @@ pub struct Report<'a> {
     pub fabric: &'a Fabric,
     /// The result.
     pub verification: &'a Verification,
+    /// Places where a cable is to be removed (a move into one waits for the removal): built
+    /// once, asked once per move.
+    removals: HashSet<Place>,
 }
 
 impl<'a> Report<'a> {
     /// A report of `verification`.
     pub fn new(plan: &'a Plan, fabric: &'a Fabric, verification: &'a Verification) -> Self {
+        let removals = verification
+            .unexpected
+            .iter()
+            .flat_map(|u| [u.a, u.b])
+            .collect();
         Self {
             plan,
             fabric,
             verification,
+            removals,
         }
     }
 
@@ -83,15 +92,6 @@ impl<'a> Report<'a> {
         (self.plan.end_text(c.a), self.plan.end_text(c.b))
     }
 
-    /// Places where a cable is to be removed (a move into one waits for the removal).
-    fn removals(&self) -> HashSet<Place> {
-        self.verification
-            .unexpected
-            .iter()
-            .flat_map(|u| [u.a, u.b])
-            .collect()
-    }
-
     /// `to port 7` on the same device, else the whole place.
     fn target(&self, m: &MoveStep) -> String {
         match m.from {
@@ -114,7 +114,7 @@ impl<'a> Report<'a> {
                     self.place(m.from),
                     self.target(m)
                 );
-                if self.removals().contains(&Place::Device(m.to)) {
+                if self.removals.contains(&Place::Device(m.to)) {
                     text.push_str(" (after removing the cable now in that port)");
                 }
                 text + &labels(&[m.cable])

@@ -700,3 +700,51 @@ fn aggregation_nodes_are_not_cables_nor_devices() {
     assert!(v.is_clean());
     assert_eq!((v.ignored_links, v.observed_cables), (1, plan.cables.len()));
 }
+
+#[test]
+fn a_move_into_a_port_holding_an_unplanned_cable_waits_for_its_removal() {
+    let plan = fixture_plan();
+    let mut wiring = Wiring::from_plan(&plan);
+    let e = |d: &str, p| end(&plan, d, p);
+    // A cable's far end moved to a spare port, and an unplanned cable in the port it left;
+    // a cable moved from one spare port to another, into no unplanned cable.
+    let far = wiring.peer(e("sw0-1-0", 2)).unwrap();
+    wiring.move_end(far, e("sw0-3-3", 13));
+    wiring.plug(far, e("sw0-2-1", 12));
+    let other = wiring.peer(e("sw0-4-2", 3)).unwrap();
+    wiring.move_end(other, e("sw0-4-4", 14));
+    let fabric = wiring.to_fabric(&plan, 4).unwrap();
+    let v = run(&plan, &fabric, None, None);
+    let report = Report::new(&plan, &fabric, &v);
+    let removed: BTreeSet<Place> = v.unexpected.iter().flat_map(|u| [u.a, u.b]).collect();
+    let moves: Vec<(&MoveStep, String)> = v
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Move(m) => Some((m, report.action_text(a))),
+            _ => None,
+        })
+        .collect();
+    let waits = |text: &str| text.contains(" (after removing the cable now in that port)");
+    assert!(
+        moves
+            .iter()
+            .any(|(m, _)| removed.contains(&Place::Device(m.to))),
+        "{moves:#?}"
+    );
+    assert!(
+        moves
+            .iter()
+            .any(|(m, _)| !removed.contains(&Place::Device(m.to))),
+        "{moves:#?}"
+    );
+    let whole = report.text();
+    for (m, text) in &moves {
+        assert_eq!(
+            waits(text),
+            removed.contains(&Place::Device(m.to)),
+            "{text}"
+        );
+        assert!(whole.contains(text.as_str()), "{text}");
+    }
+}

@@ -264,12 +264,13 @@ pub(super) fn pair_drawing(
     for (x, rack) in [((lx0 + lx1) / 2.0, left), ((rx0 + rx1) / 2.0, right)] {
         svg_text(
             out,
-            x,
-            bottom,
-            "middle",
-            "b",
-            3.0,
-            box_w,
+            (x, bottom),
+            &TextStyle {
+                anchor: "middle",
+                class: "b",
+                size: 3.0,
+                room: box_w,
+            },
             &format!("rack {}", plan.racks[rack].name),
         );
     }
@@ -285,12 +286,13 @@ pub(super) fn pair_drawing(
             };
             svg_text(
                 out,
-                x0 + box_w / 2.0,
-                y + 0.7,
-                "middle",
-                "gap",
-                1.9,
-                box_w,
+                (x0 + box_w / 2.0, y + 0.7),
+                &TextStyle {
+                    anchor: "middle",
+                    class: "gap",
+                    size: 1.9,
+                    room: box_w,
+                },
                 &text,
             );
         }
@@ -317,7 +319,17 @@ pub(super) fn pair_drawing(
             } else {
                 (x1 + 0.8, "start")
             };
-            svg_text(out, ux, base, anchor, "pu", 2.3, u_w - 1.0, &pos);
+            svg_text(
+                out,
+                (ux, base),
+                &TextStyle {
+                    anchor,
+                    class: "pu",
+                    size: 2.3,
+                    room: u_w - 1.0,
+                },
+                &pos,
+            );
             let ports_w = row
                 .ends
                 .iter()
@@ -334,7 +346,17 @@ pub(super) fn pair_drawing(
             } else {
                 "pn"
             };
-            svg_text(out, nx, base, anchor, class, name_font, room, &d.name);
+            svg_text(
+                out,
+                (nx, base),
+                &TextStyle {
+                    anchor,
+                    class,
+                    size: name_font,
+                    room,
+                },
+                &d.name,
+            );
             for &(port, k) in &row.ends {
                 let y = if is_left { yl[k] } else { yr[k] };
                 let (px, anchor) = if is_left {
@@ -344,12 +366,13 @@ pub(super) fn pair_drawing(
                 };
                 svg_text(
                     out,
-                    px,
-                    y + port_font * 0.36,
-                    anchor,
-                    "pp",
-                    port_font,
-                    box_w / 2.0,
+                    (px, y + port_font * 0.36),
+                    &TextStyle {
+                        anchor,
+                        class: "pp",
+                        size: port_font,
+                        room: box_w / 2.0,
+                    },
                     &format!("P{port}"),
                 );
             }
@@ -380,22 +403,24 @@ pub(super) fn pair_drawing(
         let id = &plan.cables[part[k]].id;
         svg_text(
             out,
-            lx1 + 1.0,
-            yl[k] - 0.55,
-            "start",
-            "id",
-            2.2,
-            stub - 1.5,
+            (lx1 + 1.0, yl[k] - 0.55),
+            &TextStyle {
+                anchor: "start",
+                class: "id",
+                size: 2.2,
+                room: stub - 1.5,
+            },
             id,
         );
         svg_text(
             out,
-            rx0 - 1.0,
-            yr[k] - 0.55,
-            "end",
-            "id",
-            2.2,
-            stub - 1.5,
+            (rx0 - 1.0, yr[k] - 0.55),
+            &TextStyle {
+                anchor: "end",
+                class: "id",
+                size: 2.2,
+                room: stub - 1.5,
+            },
             id,
         );
         out.push('\n');

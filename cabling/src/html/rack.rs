@@ -243,24 +243,26 @@ pub(super) fn elevation(out: &mut String, ctx: &Context, rack: usize, devices: &
             if names_fit {
                 svg_text(
                     out,
-                    x + cell_w / 2.0,
-                    base,
-                    "middle",
-                    bold,
-                    font,
-                    cell_w - 1.0,
+                    (x + cell_w / 2.0, base),
+                    &TextStyle {
+                        anchor: "middle",
+                        class: bold,
+                        size: font,
+                        room: cell_w - 1.0,
+                    },
                     &d.name,
                 );
             } else {
                 let slot = d.slot.map_or((k + 1) as u32, |s| s);
                 svg_text(
                     out,
-                    x + cell_w / 2.0,
-                    base,
-                    "middle",
-                    bold,
-                    font.min(cell_w * 0.8),
-                    cell_w - 0.3,
+                    (x + cell_w / 2.0, base),
+                    &TextStyle {
+                        anchor: "middle",
+                        class: bold,
+                        size: font.min(cell_w * 0.8),
+                        room: cell_w - 0.3,
+                    },
                     &slot.to_string(),
                 );
             }
@@ -288,12 +290,13 @@ pub(super) fn elevation(out: &mut String, ctx: &Context, rack: usize, devices: &
         if !note.is_empty() {
             svg_text(
                 out,
-                note_x,
-                base,
-                "start",
-                "an",
-                font,
-                PAGE_W - note_x,
+                (note_x, base),
+                &TextStyle {
+                    anchor: "start",
+                    class: "an",
+                    size: font,
+                    room: PAGE_W - note_x,
+                },
                 &note,
             );
         }

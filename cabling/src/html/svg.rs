@@ -16,19 +16,26 @@ pub(super) fn text_width(text: &str, size: f64) -> f64 {
     text.chars().count() as f64 * 0.61 * size
 }
 
-/// Writes `<text>` at (x, y) with the given anchor, class and font size, squeezed into `room`
-/// when the estimate says it would not fit.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn svg_text(
-    out: &mut String,
-    x: f64,
-    y: f64,
-    anchor: &str,
-    class: &str,
-    size: f64,
-    room: f64,
-    text: &str,
-) {
+/// How a line of SVG text is set.
+pub(super) struct TextStyle<'a> {
+    /// `start`, `middle` or `end`: where (x, y) is on the line.
+    pub anchor: &'a str,
+    /// The style sheet's class (see [`class_font`]), or empty.
+    pub class: &'a str,
+    /// Font size.
+    pub size: f64,
+    /// The width the line must fit in: it is squeezed when the estimate says it would not.
+    pub room: f64,
+}
+
+/// Writes `<text>` at (x, y), set as `style` says.
+pub(super) fn svg_text(out: &mut String, (x, y): (f64, f64), style: &TextStyle<'_>, text: &str) {
+    let TextStyle {
+        anchor,
+        class,
+        size,
+        room,
+    } = *style;
     put!(out, "<text x=\"{x:.1}\" y=\"{y:.1}\"");
     if class_font(class) != Some(size) {
         put!(out, " font-size=\"{size:.2}\"");

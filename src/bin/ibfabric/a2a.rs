@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use ibfabric::Fabric;
+use ibfabric::cli::output;
 use ibfabric::collectives::{self, CongestionReport, MlfmSpine, Schedule};
 use ibfabric::io::lfts;
 use ibfabric::routing::{ForwardingTables, LidTable, assign_lids};
@@ -16,7 +17,6 @@ use ibfabric::topology::lsft::Lsft;
 use ibfabric::topology::mlfm::Mlfm;
 use ibfabric::topology::{Construction, TopologySpec};
 
-use crate::output;
 use crate::source::{load_fabric, load_tables};
 
 #[derive(Args)]

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use ibfabric::analysis::{self, Options};
+use ibfabric::cli::output;
 use ibfabric::routing::LidTable;
 
-use crate::output;
 use crate::source::{load_fabric, load_tables};
 
 #[derive(Args)]

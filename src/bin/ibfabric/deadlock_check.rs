@@ -7,11 +7,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use ibfabric::cli::output;
 use ibfabric::deadlock::{SlTable, VerifyOptions, identity_row, verify};
 use ibfabric::io::{path_sl, sl2vl};
 use ibfabric::routing::LidTable;
 
-use crate::output;
 use crate::source::{load_fabric, load_tables};
 
 #[derive(Args)]

@@ -2,13 +2,13 @@
 //!
 //! Results go to stdout (or `-o FILE`, written atomically); diagnostics to stderr.
 //! Exit status: 0 success, 1 the command ran and found a problem, 2 bad input or usage.
+//! What it shares with `cabling` (output files, exit status, `-v`, the construction
+//! subcommands) is in `ibfabric::cli`.
 
 mod a2a;
 mod analyze;
-mod construction_args;
 mod deadlock_check;
 mod diff;
-mod output;
 mod rankmap;
 mod route;
 mod source;
@@ -17,14 +17,14 @@ mod topo;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use ibfabric::cli::{Verbosity, exit_code};
 
 /// Routing, cabling and analysis for low-diameter InfiniBand fabrics.
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
-    /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
-    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
-    verbose: u8,
+    #[command(flatten)]
+    verbosity: Verbosity,
     #[command(subcommand)]
     command: Command,
 }
@@ -49,7 +49,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    output::init_logging(cli.verbose);
+    cli.verbosity.init_logging();
     let result = match cli.command {
         Command::Topo(args) => topo::run(args),
         Command::Route(args) => route::run(args),
@@ -59,5 +59,5 @@ fn main() -> ExitCode {
         Command::A2a(args) => a2a::run(args),
         Command::Rankmap(args) => rankmap::run(args),
     };
-    output::exit_code("ibfabric", result)
+    exit_code("ibfabric", result)
 }

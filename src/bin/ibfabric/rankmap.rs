@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use ibfabric::cli::output;
 use ibfabric::io::hostfile::{self, HostIndex, HostfileFormat};
 use ibfabric::placement::{
     Collective, Evaluator, HostRoutes, Mapping, Objective, Slot, rank_order, two_opt,
@@ -15,7 +16,6 @@ use ibfabric::routing::{Algorithm, LidTable, RoutingConfig, assign_lids, route_f
 use ibfabric::topology::{PortRef, SwitchGraph};
 use serde::Serialize;
 
-use crate::output;
 use crate::source::{has_lids, load_fabric, load_tables};
 
 #[derive(Args)]

@@ -8,15 +8,24 @@ use std::process::ExitCode;
 use anyhow::bail;
 use clap::{Args, ValueEnum};
 use ibfabric::analysis::{self, Options};
-use ibfabric::deadlock::{SchemeChoice, Shortage, route_deadlock_free};
+use ibfabric::cli::output;
+use ibfabric::deadlock::route_deadlock_free;
 use ibfabric::io::{lfts, path_sl, sl2vl};
-use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::{
-    Algorithm, LidTable, PathLengths, Routed, RoutingConfig, assign_lids, route_fabric,
+use ibfabric::options::{
+    DeadlockMode, FrontEndDefaults, MAX_LAYERS, MAX_VLS, PathOptions, ShortagePolicy,
 };
+use ibfabric::routing::graph::RoutingGraph;
+use ibfabric::routing::{LidTable, Routed, assign_lids, route_fabric};
 
-use crate::output;
 use crate::source::load_fabric;
+
+/// The command's defaults of the options where it and the plugin differ.
+const COMMAND_DEFAULTS: FrontEndDefaults = FrontEndDefaults::COMMAND;
+// Evaluated at compile time: the command always has these two.
+const DEFAULT_LAYERS: usize = COMMAND_DEFAULTS
+    .layers
+    .expect("the command's default layers");
+const DEFAULT_VLS: u8 = COMMAND_DEFAULTS.vls.expect("the command's default VLs");
 
 #[derive(Args)]
 pub struct RouteArgs {
@@ -25,23 +34,10 @@ pub struct RouteArgs {
     #[arg(long)]
     fabric: String,
     /// Number of layers (a power of two: LID offsets 0..L of every endpoint port).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = DEFAULT_LAYERS)]
     layers: usize,
-    /// Routing algorithm.
-    #[arg(long, value_enum, default_value_t = AlgorithmArg::Layered)]
-    algorithm: AlgorithmArg,
-    /// Seed of the random choices.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Layered: hops a non-minimal path needs beyond the pair's distance.
-    #[arg(long, default_value_t = 1)]
-    min_extra_hops: u8,
-    /// Layered: the longest path allowed when distance + min-extra-hops is shorter.
-    #[arg(long, default_value_t = 3)]
-    max_hops: u8,
-    /// RUES: percentage of links kept in each further layer.
-    #[arg(long, default_value_t = 60)]
-    keep_percent: u32,
+    #[command(flatten)]
+    paths: PathOptions,
     /// Write the forwarding tables to FILE (ibroute / opensm-lfts.dump format).
     #[arg(long, value_name = "FILE")]
     lft_out: Option<PathBuf>,
@@ -56,14 +52,18 @@ pub struct RouteArgs {
     mat: bool,
     /// Make the routing deadlock-free: DFSSSP-style virtual lanes, the switch-colouring
     /// scheme, or auto (colouring where it applies, else DFSSSP).
-    #[arg(long, value_enum, default_value_t = DeadlockArg::None)]
-    deadlock: DeadlockArg,
+    #[arg(long, value_enum, default_value_t = COMMAND_DEFAULTS.deadlock)]
+    deadlock: DeadlockMode,
     /// Data VLs the deadlock scheme may use (1..=15).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=15))]
+    #[arg(
+        long,
+        default_value_t = DEFAULT_VLS,
+        value_parser = clap::value_parser!(u8).range(1..=i64::from(MAX_VLS))
+    )]
     vls: u8,
     /// When the VLs do not suffice: fail, or halve the layers until the routing fits.
-    #[arg(long, value_enum, default_value_t = ShortageArg::Fail)]
-    on_vl_shortage: ShortageArg,
+    #[arg(long, value_enum, default_value_t = COMMAND_DEFAULTS.on_vl_shortage)]
+    on_vl_shortage: ShortagePolicy,
     /// Write every (source LID, destination LID) pair's SL to FILE (`SLID DLID SL` lines, as
     /// `deadlock-check --path-sl` reads). Needs --deadlock.
     #[arg(long, value_name = "FILE", requires = "deadlock")]
@@ -71,36 +71,6 @@ pub struct RouteArgs {
     /// Write the SL-to-VL tables to FILE (opensm-sl2vl.dump format). Needs --deadlock.
     #[arg(long, value_name = "FILE", requires = "deadlock")]
     sl2vl_out: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum DeadlockArg {
-    /// No deadlock avoidance (every route on one SL).
-    None,
-    /// DFSSSP-style virtual lanes, else the colouring scheme.
-    Auto,
-    /// DFSSSP-style virtual lanes.
-    Dfsssp,
-    /// The switch-colouring scheme (paths of at most 3 hops).
-    Colouring,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum ShortageArg {
-    /// Exit 2 with the VLs needed and available.
-    Fail,
-    /// Halve the layers until the routing fits (each reduction is reported).
-    FewerLayers,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum AlgorithmArg {
-    /// Layer 0 minimal, further layers almost-minimal and diverse.
-    Layered,
-    /// Every layer minimal and balanced (the baseline of OpenSM's minhop/SSSP).
-    Minimal,
-    /// Random uniform edge selection per layer (the paper's comparison).
-    Rues,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -113,9 +83,9 @@ enum Format {
 
 /// Routes, reports; exit status 0 when the tables are complete, 1 otherwise.
 pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
-    if !args.layers.is_power_of_two() || args.layers > 128 {
+    if !args.layers.is_power_of_two() || args.layers > MAX_LAYERS {
         bail!(
-            "--layers {} must be a power of two from 1 to 128 (LMC 0..7)",
+            "--layers {} must be a power of two from 1 to {MAX_LAYERS} (LMC 0..7)",
             args.layers
         );
     }
@@ -127,29 +97,9 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
     if !has_lids {
         assign_lids(&mut fabric, args.layers.trailing_zeros() as u8)?;
     }
-    let algorithm = match args.algorithm {
-        AlgorithmArg::Layered => Algorithm::Layered(PathLengths {
-            min_extra_hops: args.min_extra_hops,
-            max_hops: args.max_hops,
-        }),
-        AlgorithmArg::Minimal => Algorithm::Minimal,
-        AlgorithmArg::Rues => Algorithm::Rues {
-            keep_per_mille: args.keep_percent.min(100) * 10,
-        },
-    };
     let started = std::time::Instant::now();
-    let config = RoutingConfig {
-        layers: args.layers,
-        algorithm,
-        seed: args.seed,
-    };
-    let choice = match args.deadlock {
-        DeadlockArg::None => None,
-        DeadlockArg::Auto => Some(SchemeChoice::Auto),
-        DeadlockArg::Dfsssp => Some(SchemeChoice::Dfsssp),
-        DeadlockArg::Colouring => Some(SchemeChoice::Colouring),
-    };
-    let (lids, tables, deadlock_free) = match choice {
+    let config = args.paths.routing(args.layers);
+    let (lids, tables, deadlock_free) = match args.deadlock.scheme_choice() {
         None => {
             let Routed { lids, tables, .. } = route_fabric(&fabric, &config)?;
             (lids, tables, None)
@@ -157,17 +107,13 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
         Some(choice) => {
             let lids = LidTable::from_fabric(&fabric)?;
             let graph = RoutingGraph::new(&fabric);
-            let shortage = match args.on_vl_shortage {
-                ShortageArg::Fail => Shortage::Fail,
-                ShortageArg::FewerLayers => Shortage::FewerLayers,
-            };
             let done = route_deadlock_free(
                 &fabric,
                 &lids,
                 &graph,
                 &config,
                 &choice.schemes(args.vls),
-                shortage,
+                args.on_vl_shortage.into(),
             )?;
             let tables = done.tables.clone();
             (lids, tables, Some(done))

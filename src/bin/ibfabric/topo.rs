@@ -5,10 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
 use ibfabric::Fabric;
+use ibfabric::cli::{Construction, output};
 use ibfabric::io::{NodeNameMap, dot, fabric_document::FabricDocument, ibnetdiscover, ibsim};
 
-use crate::construction_args::Construction;
-use crate::output;
 use crate::source::load_fabric;
 
 #[derive(Args)]

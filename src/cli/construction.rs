@@ -1,9 +1,9 @@
 //! The topology constructions as command-line subcommands, with the parameter names scripts
-//! and docs rely on. Shared by `ibfabric topo` and `cabling plan` (included by path: both are
-//! binaries, and clap stays out of the core library).
+//! and docs rely on. Shared by `ibfabric topo` and `cabling plan`.
 
 use clap::Subcommand;
-use ibfabric::topology::TopologySpec;
+
+use crate::topology::TopologySpec;
 
 /// A construction and its parameters.
 #[derive(Subcommand)]

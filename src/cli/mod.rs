@@ -1,0 +1,17 @@
+//! What the command-line front ends (`ibfabric` and `cabling`) share: where results go
+//! ([`output`]), the exit status ([`exit`]), the `-v` flag and logging set-up ([`logging`]) and
+//! the construction subcommands ([`construction`]).
+//!
+//! Only with the `cli` feature (on by default). The OpenSM plugin builds the core without it,
+//! so that clap, anyhow, env_logger and tempfile stay out of `libosmlayered.so`. Unlike the
+//! rest of the crate, this module does file IO: it is the front ends' edge, not the core.
+
+pub mod construction;
+pub mod exit;
+pub mod logging;
+pub mod output;
+
+pub use construction::Construction;
+pub use exit::exit_code;
+pub use logging::Verbosity;
+pub use output::{emit, write_atomically};
