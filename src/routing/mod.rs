@@ -20,6 +20,7 @@
 //!   routing and tables together ([`route_fabric`]).
 
 mod almost_minimal;
+pub mod cable_order;
 mod config;
 mod disjoint;
 #[cfg(test)]
