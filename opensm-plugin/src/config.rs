@@ -233,6 +233,7 @@ impl Config {
                 },
             },
             seed: self.seed,
+            ..Default::default()
         }
     }
 }

@@ -461,6 +461,7 @@ fn layered_tables(q: u32, lmc: u8) -> (Fabric, ForwardingTables, f64) {
             layers: 1 << lmc,
             algorithm: layered::Algorithm::Layered(layered::PathLengths::default()),
             seed: 1,
+            ..Default::default()
         },
     );
     let (good, all) = layered::pairs_with_disjoint_paths(&graph, &layers, 3);

@@ -568,6 +568,7 @@ mod tests {
                 layers: 2,
                 algorithm: Algorithm::Minimal,
                 seed: 1,
+                ..Default::default()
             },
         )
         .unwrap();

@@ -15,7 +15,7 @@
 //! its first cable followed by its next hop's route: [`Shape::extend`] decides validity from
 //! that next hop's shape alone, without walking the path.
 
-use super::graph::RoutingGraph;
+use super::graph::{FAR, NONE, RoutingGraph};
 use crate::rng::Rng;
 
 /// A distinct rank for every directed edge of a [`RoutingGraph`] (parallel cables between two
@@ -23,6 +23,9 @@ use crate::rng::Rng;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CableOrder {
     rank: Vec<u32>,
+    /// Each switch's parent in the up*/down* spanning tree ([`NONE`]: a root), or empty for
+    /// orders not made by up*/down*.
+    parent: Vec<u32>,
 }
 
 impl CableOrder {
@@ -37,7 +40,10 @@ impl CableOrder {
             sorted.windows(2).all(|w| w[0] != w[1]),
             "cable ranks must be distinct"
         );
-        Self { rank }
+        Self {
+            rank,
+            parent: Vec::new(),
+        }
     }
 
     /// A seeded random order: every pattern of three consecutive cables is equally likely, so
@@ -45,7 +51,10 @@ impl CableOrder {
     pub fn random(graph: &RoutingGraph, seed: u64) -> Self {
         let mut rank: Vec<u32> = (0..graph.edge_count() as u32).collect();
         Rng::new(seed).shuffle(&mut rank);
-        Self { rank }
+        Self {
+            rank,
+            parent: Vec::new(),
+        }
     }
 
     /// The order up*/down* routing induces from a breadth-first search from `root`: cables
@@ -53,11 +62,50 @@ impl CableOrder {
     /// cables away from the root fall as they leave it. Every up*/down* path is then unimodal,
     /// so every pair of connected switches has a valid route, whatever the topology.
     pub fn up_down(graph: &RoutingGraph, root: usize) -> Self {
-        let n = graph.len();
         let dist = graph.dist_to(root);
-        // "Closer to the root" with ties broken by switch index, a strict total order on the
-        // switches; an edge goes up when its head is closer.
-        let key = |v: usize| (dist[v], v);
+        Self::up_down_by(graph, |v| (dist[v], v as u64))
+    }
+
+    /// The order the routing uses with [`Turns::Unimodal`](super::config::Turns): up*/down*
+    /// ([`CableOrder::up_down`]) from a seeded random root, switches at the same distance
+    /// from it in a seeded random order. The deadlock scheme recomputes it from the same
+    /// (graph, seed).
+    ///
+    /// Why up*/down* rather than [`CableOrder::random`]: both leave about 2/3 of the 3-hop
+    /// paths unimodal, but only an up*/down* order guarantees every connected pair a unimodal
+    /// route — the spanning tree's route ([`CableOrder::tree_next`]) — whatever the fabric
+    /// and its damage, so a layer can always be completed. The random root and tie order
+    /// spread the constraint's cost over different switches for different seeds.
+    pub fn for_routing(graph: &RoutingGraph, seed: u64) -> Self {
+        let n = graph.len();
+        let mut rng = Rng::new(seed ^ 0x0CAB_1E0D);
+        let mut tie: Vec<u64> = (0..n as u64).collect();
+        rng.shuffle(&mut tie);
+        // One root per connected component (a damaged fabric may fall apart): the switch
+        // first in the seeded order; distances from the root of each switch's component.
+        let mut by_tie: Vec<usize> = (0..n).collect();
+        by_tie.sort_unstable_by_key(|&v| tie[v]);
+        let mut dist = vec![FAR; n];
+        for root in by_tie {
+            if dist[root] == FAR {
+                for (slot, &d) in dist.iter_mut().zip(graph.dist_to(root)) {
+                    if d != FAR {
+                        *slot = d;
+                    }
+                }
+            }
+        }
+        Self::up_down_by(graph, |v| (dist[v], tie[v]))
+    }
+
+    /// Up*/down* for a strict total order `key` of the switches ("closer to the root" when
+    /// smaller) in which every switch but the root has a neighbour with a smaller key (a
+    /// breadth-first distance with ties broken, per connected component): an edge goes up when its head's key is
+    /// smaller. Up edges rank by descending key of their head, down edges likewise above
+    /// every up edge, so ranks rise along up edges and fall along down edges. Each switch's
+    /// smallest-key neighbour is its parent in the spanning tree of [`CableOrder::tree_next`].
+    fn up_down_by(graph: &RoutingGraph, key: impl Fn(usize) -> (u8, u64)) -> Self {
+        let n = graph.len();
         let mut up: Vec<usize> = Vec::new();
         let mut down: Vec<usize> = Vec::new();
         for e in 0..graph.edge_count() {
@@ -68,17 +116,54 @@ impl CableOrder {
                 down.push(e);
             }
         }
-        // Up edges: rank rises as the head gets closer (descending key of the head); down
-        // edges: rank falls as the head gets farther (descending key of the head, above every
-        // up edge).
         up.sort_by_key(|&e| std::cmp::Reverse((key(graph.edge_to[e] as usize), e)));
         down.sort_by_key(|&e| std::cmp::Reverse((key(graph.edge_to[e] as usize), e)));
         let mut rank = vec![0u32; graph.edge_count()];
         for (r, &e) in up.iter().chain(down.iter()).enumerate() {
             rank[e] = r as u32;
         }
-        debug_assert!(n == 0 || rank.len() == graph.edge_count());
-        Self { rank }
+        let parent = (0..n)
+            .map(|v| {
+                graph
+                    .edges(v)
+                    .map(|e| graph.edge_to[e] as usize)
+                    .filter(|&w| key(w) < key(v))
+                    .min_by_key(|&w| key(w))
+                    .map_or(NONE, |w| w as u32)
+            })
+            .collect();
+        Self { rank, parent }
+    }
+
+    /// The next edge of v's route to t along the up*/down* spanning tree (up to the lowest
+    /// common ancestor, then down): unimodal in this order, and the same next hop for every
+    /// route through v, so these routes form a tree into t. `None` for v = t, for switches
+    /// the tree does not connect, and for orders not made by up*/down*.
+    pub fn tree_next(&self, graph: &RoutingGraph, v: usize, t: usize) -> Option<usize> {
+        if v == t || self.parent.is_empty() {
+            return None;
+        }
+        // Down when v is an ancestor of t: towards the child on t's chain.
+        let mut a = t;
+        while self.parent[a] != NONE {
+            let p = self.parent[a] as usize;
+            if p == v {
+                return graph.edge_between(v, a);
+            }
+            a = p;
+        }
+        let root_t = a;
+        let up = self.parent[v];
+        if up == NONE {
+            return None; // v is a root: t lies in another tree
+        }
+        let mut r = v;
+        while self.parent[r] != NONE {
+            r = self.parent[r] as usize;
+        }
+        (r == root_t)
+            .then(|| graph.edge_between(v, up as usize))
+            .flatten()
     }
 
     /// The rank of edge e.

@@ -35,7 +35,7 @@ mod rebalance;
 pub mod tables;
 mod tree;
 
-pub use config::{Algorithm, PathLengths, RoutingConfig};
+pub use config::{Algorithm, PathLengths, RoutingConfig, Turns};
 pub use disjoint::pairs_with_disjoint_paths;
 pub use lft::{ForwardingTables, NO_PORT};
 pub use lids::{LidError, LidOwner, LidTable, assign_lids};

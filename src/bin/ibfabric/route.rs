@@ -142,6 +142,7 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
         layers: args.layers,
         algorithm,
         seed: args.seed,
+        ..Default::default()
     };
     let choice = match args.deadlock {
         DeadlockArg::None => None,
