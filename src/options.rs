@@ -185,6 +185,7 @@ impl PathOptions {
             layers,
             algorithm: self.algorithm(),
             seed: self.seed,
+            ..RoutingConfig::default()
         }
     }
 }

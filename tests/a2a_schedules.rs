@@ -145,6 +145,7 @@ fn lsft_routings(
             layers: 4,
             algorithm: Algorithm::Layered(PathLengths::default()),
             seed: 1,
+            ..Default::default()
         },
     )
     .unwrap();

@@ -27,6 +27,7 @@ fn routed(spec: &str, layers: usize) -> (Fabric, LidTable, ForwardingTables) {
             layers,
             algorithm: Algorithm::Layered(PathLengths::default()),
             seed: 5,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -187,6 +188,7 @@ fn what_the_scheme_cannot_do_is_said_plainly() {
                 layers: 1,
                 algorithm: Algorithm::Minimal,
                 seed: 1,
+                ..Default::default()
             },
         )
         .unwrap();

@@ -43,6 +43,7 @@ fn vls_needed(spec: &str, layers: usize, algorithm: Algorithm, seed: u64, search
             layers,
             algorithm: algorithm.clone(),
             seed,
+            ..Default::default()
         },
     )
     .unwrap();

@@ -86,6 +86,7 @@ fn minimal_tables(fabric: &Fabric, lids: &LidTable, layers: usize) -> Forwarding
             layers,
             algorithm: Algorithm::Minimal,
             seed: 1,
+            ..Default::default()
         },
     );
     forwarding_tables(fabric, &graph, &routed, lids)
@@ -379,6 +380,7 @@ fn the_verdict_matches_a_brute_force_search_on_small_random_fabrics() {
                 layers: 1 << lmc,
                 algorithm,
                 seed: case,
+                ..Default::default()
             },
         );
         let tables = forwarding_tables(&fabric, &graph, &routed, &lids);
@@ -537,6 +539,7 @@ fn dumped_and_read_back_tables_give_the_same_verdict() {
             layers: 2,
             algorithm: Algorithm::Layered(PathLengths::default()),
             seed: 3,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -621,6 +624,7 @@ fn fewer_layers_when_vls_run_out_and_never_silently() {
         layers: 4,
         algorithm: Algorithm::Layered(PathLengths::default()),
         seed: 1,
+        ..Default::default()
     };
     let scheme = Scheme::Dfsssp(DfssspConfig {
         vls: 1,

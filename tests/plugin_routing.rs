@@ -82,6 +82,7 @@ fn route_and_compare(spec: &str, routed: &str) -> (Fabric, analysis::Report) {
         layers: 4,
         algorithm: Algorithm::Layered(PathLengths::default()),
         seed: 1,
+        ..Default::default()
     };
     let expected = route_fabric(&canon, &config).unwrap().tables;
     let mut compared = 0;

@@ -25,6 +25,7 @@ fn report_with_seed(spec: &str, layers: usize, seed: u64) -> Report {
         layers,
         algorithm: Algorithm::Layered(PathLengths::default()),
         seed,
+        ..Default::default()
     };
     let routed = route_fabric(&fabric, &config).unwrap();
     let report = analyze(&fabric, &routed.lids, &routed.tables, &Options::default());

@@ -13,6 +13,7 @@ fn check(spec: &str, layers: usize, algorithm: Algorithm) {
         layers,
         algorithm: algorithm.clone(),
         seed: 7,
+        ..Default::default()
     };
     let routed = route_fabric(&fabric, &config).unwrap();
     let report = analyze(&fabric, &routed.lids, &routed.tables, &Options::default());

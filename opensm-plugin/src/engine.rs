@@ -468,6 +468,7 @@ mod tests {
             layers,
             algorithm: Algorithm::Layered(PathLengths::default()),
             seed: 1,
+            ..Default::default()
         }
     }
 

@@ -464,6 +464,7 @@ fn layered_tables(q: u32, lmc: u8) -> (Fabric, ForwardingTables, f64) {
             layers: 1 << lmc,
             algorithm: Algorithm::Layered(PathLengths::default()),
             seed: 1,
+            ..Default::default()
         },
     );
     let (good, all) = pairs_with_disjoint_paths(&graph, &layers, 3);

@@ -35,6 +35,7 @@ pub fn core_tables(
             layers,
             algorithm: Algorithm::Minimal,
             seed: 1,
+            ..Default::default()
         },
     );
     let tables = forwarding_tables(fabric, &graph, &routed, &lids);
@@ -77,6 +78,7 @@ pub fn mlfm_layer_tables(
             layers,
             algorithm: Algorithm::Minimal,
             seed: 1,
+            ..Default::default()
         },
     );
     let mut tables = forwarding_tables(fabric, &graph, &routed, lids);

@@ -25,6 +25,7 @@ pub mod colouring;
 pub mod dfsssp;
 mod network;
 pub mod path_sl;
+pub mod port_pair;
 pub mod sl2vl;
 pub mod verify;
 

@@ -290,6 +290,7 @@ mod tests {
                 layers: 2,
                 algorithm: Algorithm::Minimal,
                 seed: 1,
+                ..Default::default()
             },
         )
         .unwrap();

@@ -20,6 +20,7 @@ fn routed(spec: &str) -> RoutedFabric {
         layers: 1,
         algorithm: Algorithm::Minimal,
         seed: 1,
+        ..Default::default()
     };
     let routed = route_fabric(&fabric, &config).unwrap();
     RoutedFabric { fabric, routed }

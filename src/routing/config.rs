@@ -57,6 +57,18 @@ impl Default for PathLengths {
     }
 }
 
+/// Which sequences of cables a route may take.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Turns {
+    /// Any sequence: deadlock freedom is left to path SLs (the colouring schemes).
+    #[default]
+    Any,
+    /// Every route of every layer rises and then falls in the cable order
+    /// `CableOrder::for_routing(graph, seed)`, so lanes chosen by port pair alone
+    /// (`deadlock::port_pair`) keep the fabric deadlock-free whatever SL a sender uses.
+    Unimodal,
+}
+
 /// Routing parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoutingConfig {
@@ -64,8 +76,24 @@ pub struct RoutingConfig {
     pub layers: usize,
     /// The algorithm.
     pub algorithm: Algorithm,
-    /// Seed for the random choices (pair order within a priority level, destination order).
+    /// Seed for the random choices (pair order within a priority level, destination order,
+    /// and the cable order of [`Turns::Unimodal`]).
     pub seed: u64,
+    /// The turn rule every route keeps.
+    pub turns: Turns,
+}
+
+impl Default for RoutingConfig {
+    /// One almost-minimal-capable layer set of one layer, seed 1, any turns: callers name the
+    /// fields they choose and take the rest from here.
+    fn default() -> Self {
+        Self {
+            layers: 1,
+            algorithm: Algorithm::Layered(PathLengths::default()),
+            seed: 1,
+            turns: Turns::Any,
+        }
+    }
 }
 
 /// Longest route allowed in layer l towards a destination at distance d: layer 0, and every

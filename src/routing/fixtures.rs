@@ -6,12 +6,13 @@
 //! the driver, tests included: this file sits just above the path search and below the passes.
 
 use super::almost_minimal::{LayerState, almost_minimal_layer};
+use super::cable_order::CableOrder;
 use super::config::{PathLengths, longest_allowed};
 use super::disjoint::count_disjoint;
 use super::graph::{FAR, RoutingGraph};
 use super::layers::{AttachScratch, Layers};
 use crate::rng::Rng;
-use crate::topology::TopologySpec;
+use crate::topology::{Fabric, NodeSpec, TopologySpec};
 
 /// Small fabrics of each family the routing is built for, plus a random regular graph (no
 /// structure to lean on): each routes in well under a second at opt-level 1.
@@ -49,6 +50,7 @@ pub(super) fn searched_layers(
             let state = LayerState {
                 levels: &mut levels,
                 disjoint: &disjoint,
+                order: None,
             };
             almost_minimal_layer(
                 graph,
@@ -100,6 +102,80 @@ pub(super) fn assert_valid(
             }
         }
     }
+}
+
+/// Asserts that every switch connected to a destination has a loop-free route to it in every
+/// layer, and that the route's cables, walked one by one, rise and then fall in `order`.
+/// Returns the routes longer than [`longest_allowed`] for `lengths`, per layer.
+pub(super) fn assert_unimodal(
+    graph: &RoutingGraph,
+    layers: &Layers,
+    order: &CableOrder,
+    lengths: Option<&PathLengths>,
+    what: &str,
+) -> Vec<usize> {
+    let n = graph.len();
+    let mut too_long = vec![0; layers.count()];
+    for (l, too_long) in too_long.iter_mut().enumerate() {
+        for t in 0..n {
+            for s in (0..n).filter(|&s| s != t && graph.dist(s, t) != FAR) {
+                let path = layers.path(graph, l, s, t).unwrap_or_else(|| {
+                    panic!("{what}: layer {l}: {s} has no loop-free route to {t}")
+                });
+                let edges: Vec<usize> = path
+                    .windows(2)
+                    .map(|w| graph.edge_between(w[0], w[1]).expect("a cable"))
+                    .collect();
+                assert!(
+                    order.is_unimodal(&edges),
+                    "{what}: layer {l}: {s} -> {t} is a valley: {path:?}"
+                );
+                assert_eq!(
+                    layers.hops(l, s, t).map(usize::from),
+                    Some(edges.len()),
+                    "{what}: layer {l}: hop count of {s} -> {t}"
+                );
+                let d = graph.dist(s, t);
+                *too_long += usize::from(edges.len() > longest_allowed(lengths, l, d));
+            }
+        }
+    }
+    too_long
+}
+
+/// The routing graph of `spec` with every `every`-th cable between two switches cut (a
+/// damaged fabric; it may fall apart).
+pub(super) fn damaged(spec: &str, every: usize) -> RoutingGraph {
+    let spec: TopologySpec = spec.parse().expect("valid spec");
+    let whole = spec.build().expect("buildable spec");
+    let mut fabric = Fabric::new(format!("{} damaged", whole.name));
+    for node in whole.nodes() {
+        fabric
+            .add_node(NodeSpec {
+                kind: node.kind,
+                name: node.name.clone(),
+                description: node.description.clone(),
+                guid: node.guid,
+                num_ports: node.num_ports(),
+                rack: node.rack,
+            })
+            .expect("a copy of a valid node");
+    }
+    let mut cables = 0;
+    for link in whole.links() {
+        let between_switches =
+            whole.node(link.a.node).is_switch() && whole.node(link.b.node).is_switch();
+        if between_switches {
+            cables += 1;
+            if cables % every == 0 {
+                continue;
+            }
+        }
+        fabric
+            .connect(link.a, link.b, link.width, link.speed)
+            .expect("a copy of a valid cable");
+    }
+    RoutingGraph::new(&fabric)
 }
 
 /// The pairs with fewer than three, and fewer than two, edge-disjoint paths in `disjoint`

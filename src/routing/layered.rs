@@ -24,6 +24,8 @@
 //! This file is the top of the routing passes: it imports them, and none of them imports it.
 
 use super::almost_minimal::{LayerState, almost_minimal_layer};
+use super::cable_order::CableOrder;
+use super::config::Turns;
 use super::config::{Algorithm, RoutingConfig};
 use super::disjoint::count_disjoint;
 use super::graph::RoutingGraph;
@@ -44,6 +46,9 @@ pub fn route(graph: &RoutingGraph, config: &RoutingConfig) -> Layers {
     let mut rng = Rng::new(config.seed);
     let mut scratch = AttachScratch::default();
     let mut destinations: Vec<usize> = (0..n).collect();
+    let order =
+        (config.turns == Turns::Unimodal).then(|| CableOrder::for_routing(graph, config.seed));
+    let order = order.as_ref();
     let mut complete = |layers: &mut Layers,
                         l: usize,
                         weights: &mut [u64],
@@ -51,6 +56,13 @@ pub fn route(graph: &RoutingGraph, config: &RoutingConfig) -> Layers {
                         kept: Option<&[bool]>| {
         rng.shuffle(&mut destinations);
         for &t in &destinations {
+            if let Some(order) = order {
+                if kept.is_some() {
+                    layers.attach_unimodal(graph, l, t, weights, order, kept, &mut scratch);
+                }
+                layers.attach_unimodal(graph, l, t, weights, order, None, &mut scratch);
+                continue;
+            }
             if let Some(kept) = kept {
                 layers.attach(graph, l, t, weights, |e| kept[e], &mut scratch);
             }
@@ -67,6 +79,7 @@ pub fn route(graph: &RoutingGraph, config: &RoutingConfig) -> Layers {
                 let state = LayerState {
                     levels: &mut levels,
                     disjoint: &disjoint,
+                    order,
                 };
                 almost_minimal_layer(
                     graph,
@@ -89,7 +102,8 @@ pub fn route(graph: &RoutingGraph, config: &RoutingConfig) -> Layers {
         }
     }
     if let Algorithm::Layered(lengths) = &config.algorithm {
-        let (loads, disjoint) = rebalance(graph, &mut layers, Some(lengths), REBALANCE_ROUNDS);
+        let (loads, disjoint) =
+            rebalance(graph, &mut layers, Some(lengths), order, REBALANCE_ROUNDS);
         let budget = polish_budget(graph, layers.count());
         if budget > 0 {
             polish(
@@ -98,11 +112,16 @@ pub fn route(graph: &RoutingGraph, config: &RoutingConfig) -> Layers {
                 Some(lengths),
                 loads,
                 disjoint,
+                order,
                 config.seed,
                 budget,
             );
         }
     }
+    debug_assert!(
+        order.is_none_or(|order| layers.all_unimodal(graph, order)),
+        "a route is not unimodal in the cable order"
+    );
     layers
 }
 
@@ -147,18 +166,15 @@ fn sample_links(graph: &RoutingGraph, keep_per_mille: u32, rng: &mut Rng) -> Vec
 mod tests {
     use super::*;
     use crate::routing::{PathLengths, pairs_with_disjoint_paths};
-    use crate::topology::TopologySpec;
 
-    fn graph(spec: &str) -> RoutingGraph {
-        let spec: TopologySpec = spec.parse().unwrap();
-        RoutingGraph::new(&spec.build().unwrap())
-    }
+    use crate::routing::fixtures::{assert_unimodal, damaged, graph};
 
     fn layered(layers: usize) -> RoutingConfig {
         RoutingConfig {
             layers,
             algorithm: Algorithm::Layered(PathLengths::default()),
             seed: 1,
+            ..Default::default()
         }
     }
 
@@ -197,6 +213,75 @@ mod tests {
                 v = u;
             }
             flow += 1;
+        }
+    }
+
+    /// The fabrics the unimodal routing is checked on: each family, a fat tree and random
+    /// regular graphs.
+    const UNIMODAL_FABRICS: [&str; 8] = [
+        "slimfly:q=4",
+        "slimfly:q=5",
+        "slimfly:q=7",
+        "mlfm:d=3",
+        "lsft:n=3",
+        "fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=4",
+        "random:switches=30,degree=4,hosts=1,seed=3",
+        "random:switches=24,degree=5,hosts=2,seed=8",
+    ];
+
+    fn unimodal(layers: usize, seed: u64) -> RoutingConfig {
+        RoutingConfig {
+            layers,
+            algorithm: Algorithm::Layered(PathLengths::default()),
+            seed,
+            turns: Turns::Unimodal,
+        }
+    }
+
+    /// Routes `g` with [`Turns::Unimodal`] and checks every route of every layer (complete,
+    /// loop-free, unimodal in the order the deadlock scheme recomputes); returns the routes
+    /// beyond the length rule, per layer.
+    fn check_unimodal(g: &RoutingGraph, count: usize, seed: u64, what: &str) -> Vec<usize> {
+        let layers = route(g, &unimodal(count, seed));
+        let order = CableOrder::for_routing(g, seed);
+        let what = format!("{what} L={count} seed {seed}");
+        assert_unimodal(g, &layers, &order, Some(&PathLengths::default()), &what)
+    }
+
+    #[test]
+    fn unimodal_routing_gives_every_pair_a_unimodal_route_in_every_layer() {
+        for spec in UNIMODAL_FABRICS {
+            let g = graph(spec);
+            let diameter = (0..g.len())
+                .map(|t| g.dist_to(t).iter().max().copied().unwrap_or(0))
+                .max()
+                .unwrap_or(0);
+            for count in [1, 2, 4, 8] {
+                let too_long = check_unimodal(&g, count, 1, spec);
+                // Every route of at most two cables is unimodal, so layer 0 stays minimal
+                // wherever the distances are; beyond, a minimal route may have to be a valley.
+                if diameter <= 2 {
+                    assert_eq!(too_long[0], 0, "{spec} L={count}: layer 0 minimal");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unimodal_routing_completes_damaged_fabrics() {
+        for (spec, every) in [
+            ("slimfly:q=5", 4),
+            ("slimfly:q=4", 2),
+            ("mlfm:d=3", 3),
+            ("lsft:n=3", 2),
+            ("random:switches=30,degree=4,hosts=1,seed=3", 5),
+        ] {
+            let g = damaged(spec, every);
+            for count in [1, 4] {
+                for seed in [1, 2] {
+                    check_unimodal(&g, count, seed, &format!("{spec} cut 1/{every}"));
+                }
+            }
         }
     }
 

@@ -7,6 +7,7 @@
 //! to the part of the tree that has one, along the fewest hops, choosing among equally short
 //! next hops the least loaded link, and adds the routes it creates to the link weights.
 
+use super::cable_order::{CableOrder, Shape};
 use super::graph::{FAR, NONE, RoutingGraph};
 
 /// "No entry" in the hop-count table.
@@ -186,7 +187,9 @@ impl Layers {
         scratch: &mut AttachScratch,
     ) {
         let n = self.n;
-        let AttachScratch { label, order, sub } = scratch;
+        let AttachScratch {
+            label, order, sub, ..
+        } = scratch;
         label.clear();
         label.resize(n, FAR);
         order.clear();
@@ -258,10 +261,279 @@ impl Layers {
     }
 }
 
+/// Routes that keep a turn rule: every route unimodal in a [`CableOrder`].
+impl Layers {
+    /// The shape of every switch's route to t in layer l, into `out` (`None`: no route; a
+    /// route that does not reach t counts as a valley).
+    pub fn shapes(
+        &self,
+        graph: &RoutingGraph,
+        order: &CableOrder,
+        l: usize,
+        t: usize,
+        out: &mut Vec<Option<Shape>>,
+    ) {
+        let n = self.n;
+        out.clear();
+        out.resize(n, None);
+        if t >= n {
+            return;
+        }
+        out[t] = Some(Shape::Root);
+        let base = self.at(l, 0, t);
+        let mut chain: Vec<usize> = Vec::new();
+        for v in 0..n {
+            let mut x = v;
+            while out[x].is_none() && self.next[base + x] != NONE && chain.len() <= n {
+                chain.push(x);
+                x = graph.edge_to[self.next[base + x] as usize] as usize;
+            }
+            let mut shape = if chain.len() > n {
+                Some(Shape::Valley)
+            } else {
+                out[x]
+            };
+            while let Some(y) = chain.pop() {
+                shape = shape.map(|s| s.extend(order, self.next[base + y] as usize));
+                out[y] = shape;
+            }
+        }
+    }
+
+    /// Whether every route to t in layer l is unimodal in `order` (switches without a route
+    /// are not judged here).
+    pub fn unimodal_into(
+        &self,
+        graph: &RoutingGraph,
+        order: &CableOrder,
+        l: usize,
+        t: usize,
+    ) -> bool {
+        let mut shapes = Vec::new();
+        self.shapes(graph, order, l, t, &mut shapes);
+        shapes.iter().all(|s| s.is_none_or(Shape::is_valid))
+    }
+
+    /// Copies the next hops and hop counts of every switch towards t in layer l into `saved`.
+    pub fn save(&self, l: usize, t: usize, saved: &mut Vec<(u32, u8)>) {
+        let base = self.at(l, 0, t);
+        saved.clear();
+        saved.extend((base..base + self.n).map(|i| (self.next[i], self.hops[i])));
+    }
+
+    /// Puts back what [`Layers::save`] copied.
+    pub fn restore(&mut self, l: usize, t: usize, saved: &[(u32, u8)]) {
+        let base = self.at(l, 0, t);
+        for (i, &(next, hops)) in (base..).zip(saved) {
+            self.next[i] = next;
+            self.hops[i] = hops;
+        }
+    }
+
+    /// Whether every route of every layer is unimodal in `order` (switches without a route
+    /// are not judged here).
+    pub fn all_unimodal(&self, graph: &RoutingGraph, order: &CableOrder) -> bool {
+        (0..self.count).all(|l| (0..self.n).all(|t| self.unimodal_into(graph, order, l, t)))
+    }
+
+    /// [`Layers::attach`] keeping every route unimodal in `order`: a switch takes a next hop
+    /// only if that switch's route accepts the edge ([`Shape::accepts`]) — among those the
+    /// fewest total hops, then the least loaded link — so switches are attached nearest
+    /// first, each one's shape known before the switches behind it choose. Only `kept` edges
+    /// are used when given.
+    ///
+    /// Without `kept`, every switch connected to t gets a route: one the greedy search leaves
+    /// without (every neighbour's route rejects it), and one whose route became a valley, takes
+    /// its route along the order's up*/down* spanning tree ([`CableOrder::tree_next`], always
+    /// unimodal), re-pointing the switches on that route, and the search goes on from there.
+    /// Each such step adds a switch whose whole route is the tree's, so it ends.
+    ///
+    /// The weights change exactly as [`Layers::attach`] changes them: by the load of the
+    /// routes created (and, when the fallback re-points routed switches, of the routes moved).
+    #[allow(clippy::too_many_arguments)]
+    pub fn attach_unimodal(
+        &mut self,
+        graph: &RoutingGraph,
+        l: usize,
+        t: usize,
+        weights: &mut [u64],
+        order: &CableOrder,
+        kept: Option<&[bool]>,
+        scratch: &mut AttachScratch,
+    ) {
+        let receivers = u64::from(graph.endpoints[t]);
+        self.tree_load(graph, l, t, receivers, weights, false);
+        let mut added = std::mem::take(&mut scratch.added);
+        added.clear();
+        added.resize(weights.len(), 0);
+        let mut shapes = std::mem::take(&mut scratch.shapes);
+        loop {
+            self.attach_by_shape(
+                graph,
+                l,
+                t,
+                weights,
+                &mut added,
+                order,
+                kept,
+                scratch,
+                &mut shapes,
+            );
+            if kept.is_some() {
+                break;
+            }
+            self.shapes(graph, order, l, t, &mut shapes);
+            let Some(v) = (0..self.n).find(|&v| {
+                v != t
+                    && shapes[v].is_none_or(|s| !s.is_valid())
+                    && order.tree_next(graph, v, t).is_some()
+            }) else {
+                break;
+            };
+            let mut x = v;
+            while let Some(e) = order.tree_next(graph, x, t) {
+                let i = self.at(l, x, t);
+                self.next[i] = e as u32;
+                self.hops[i] = 0;
+                x = graph.edge_to[e] as usize;
+            }
+            self.recompute_hops(graph, l, t);
+        }
+        for (w, a) in weights.iter_mut().zip(&added) {
+            *w -= a;
+        }
+        self.tree_load(graph, l, t, receivers, weights, true);
+        scratch.added = added;
+        scratch.shapes = shapes;
+    }
+
+    /// The greedy search of [`Layers::attach_unimodal`]: nearest first, by shape. Adds each
+    /// attached switch's own routes along its route to `weights` and to `added`.
+    #[allow(clippy::too_many_arguments)]
+    fn attach_by_shape(
+        &mut self,
+        graph: &RoutingGraph,
+        l: usize,
+        t: usize,
+        weights: &mut [u64],
+        added: &mut [u64],
+        order: &CableOrder,
+        kept: Option<&[bool]>,
+        scratch: &mut AttachScratch,
+        shapes: &mut Vec<Option<Shape>>,
+    ) {
+        let n = self.n;
+        let allowed = |e: usize| kept.is_none_or(|k| k[e]);
+        self.shapes(graph, order, l, t, shapes);
+        let AttachScratch {
+            label,
+            order: found,
+            ..
+        } = scratch;
+        label.clear();
+        label.resize(n, FAR);
+        let mut buckets: Vec<Vec<u32>> = Vec::new();
+        for (v, slot) in label.iter_mut().enumerate() {
+            let h = self.hops[self.at(l, v, t)];
+            if h != UNSET {
+                *slot = h;
+                if buckets.len() <= usize::from(h) {
+                    buckets.resize(usize::from(h) + 1, Vec::new());
+                }
+                buckets[usize::from(h)].push(v as u32);
+            }
+        }
+        let receivers = u64::from(graph.endpoints[t]);
+        let mut level = 0usize;
+        while level < buckets.len() {
+            let current = std::mem::take(&mut buckets[level]);
+            let next_label = (level + 1).min(usize::from(FAR)) as u8;
+            found.clear();
+            for &v in &current {
+                let v = v as usize;
+                let Some(shape) = shapes[v] else { continue };
+                if usize::from(label[v]) != level || next_label == FAR {
+                    continue;
+                }
+                for e in graph.edges(v) {
+                    let u = graph.edge_to[e] as usize;
+                    if label[u] != FAR || self.hops[self.at(l, u, t)] != UNSET {
+                        continue;
+                    }
+                    let back = graph.edge_between(u, v).expect("cables are symmetric");
+                    if allowed(back) && shape.accepts(order, back) {
+                        label[u] = next_label;
+                        found.push(u as u32);
+                    }
+                }
+            }
+            for &u in found.iter() {
+                let u = u as usize;
+                let best = graph
+                    .edges(u)
+                    .filter(|&e| {
+                        let w = graph.edge_to[e] as usize;
+                        allowed(e)
+                            && usize::from(label[w]) == level
+                            && shapes[w].is_some_and(|s| s.accepts(order, e))
+                    })
+                    .min_by_key(|&e| (weights[e], e))
+                    .expect("a found switch has an accepting neighbour one hop closer");
+                let w = graph.edge_to[best] as usize;
+                self.set(l, u, t, best, next_label);
+                shapes[u] = shapes[w].map(|s| s.extend(order, best));
+                let load = u64::from(graph.endpoints[u]) * receivers;
+                let mut x = u;
+                while x != t {
+                    let e = self.next[self.at(l, x, t)] as usize;
+                    weights[e] += load;
+                    added[e] += load;
+                    x = graph.edge_to[e] as usize;
+                }
+            }
+            if !found.is_empty() {
+                if buckets.len() <= usize::from(next_label) {
+                    buckets.resize(usize::from(next_label) + 1, Vec::new());
+                }
+                buckets[usize::from(next_label)].extend_from_slice(found);
+            }
+            level += 1;
+        }
+    }
+
+    /// Adds (`add`) or removes the load of every route to t in layer l to or from `weights`.
+    fn tree_load(
+        &self,
+        graph: &RoutingGraph,
+        l: usize,
+        t: usize,
+        receivers: u64,
+        weights: &mut [u64],
+        add: bool,
+    ) {
+        for v in (0..self.n).filter(|&v| v != t && self.is_routed(l, v, t)) {
+            let load = u64::from(graph.endpoints[v]) * receivers;
+            let mut x = v;
+            while x != t {
+                let e = self.next[self.at(l, x, t)] as usize;
+                if add {
+                    weights[e] += load;
+                } else {
+                    weights[e] -= load;
+                }
+                x = graph.edge_to[e] as usize;
+            }
+        }
+    }
+}
+
 /// Reusable buffers for [`Layers::attach`].
 #[derive(Debug, Default)]
 pub struct AttachScratch {
     label: Vec<u8>,
     order: Vec<u32>,
     sub: Vec<u64>,
+    /// [`Layers::attach_unimodal`]: the load its search added, and the routes' shapes.
+    added: Vec<u64>,
+    shapes: Vec<Option<Shape>>,
 }

@@ -22,6 +22,7 @@
 //!   from a fabric — for the analyser, the deadlock schemes, the verifier and rank placement.
 
 mod almost_minimal;
+pub mod cable_order;
 mod config;
 mod disjoint;
 #[cfg(test)]
@@ -37,7 +38,7 @@ pub mod tables;
 mod tree;
 pub mod walk;
 
-pub use config::{Algorithm, PathLengths, RoutingConfig};
+pub use config::{Algorithm, PathLengths, RoutingConfig, Turns};
 pub use disjoint::pairs_with_disjoint_paths;
 pub use lft::{ForwardingTables, NO_PORT};
 pub use lids::{LidError, LidOwner, LidTable, assign_lids};

@@ -18,9 +18,13 @@
 //!   endpoints × receiving endpoints, as the analyser counts them), which evens out the loads
 //!   and lowers the maximum without a global optimisation.
 //!
+//! * with a cable order ([`Turns::Unimodal`](super::config::Turns)), every route of the
+//!   subtree stays unimodal in it;
+//!
 //! Moves are tried switch by switch, in a fixed order, for a few rounds until none helps, so
 //! the result is deterministic.
 
+use super::cable_order::CableOrder;
 use super::config::{PathLengths, longest_allowed};
 use super::disjoint::{DISJOINT_TARGET, PathFlow, count_disjoint, pair_disjoint};
 use super::graph::RoutingGraph;
@@ -30,11 +34,13 @@ use super::tree::{MAX_ROUTE, Tree, route_loads, walk};
 /// Rebalances the link load of all layers of `layers` (see the module documentation).
 /// `lengths` bounds the layers after layer 0 (`None`: every layer stays minimal). Returns the
 /// resulting link loads, per directed edge, and the edge-disjoint paths across all layers of
-/// every pair (s, t), `t * n + s`, for the destinations t with endpoints.
+/// every pair (s, t), `t * n + s`, for the destinations t with endpoints. With `cables`, every
+/// route stays unimodal in that order.
 pub(super) fn rebalance(
     graph: &RoutingGraph,
     layers: &mut Layers,
     lengths: Option<&PathLengths>,
+    cables: Option<&CableOrder>,
     rounds: usize,
 ) -> (Vec<u64>, Vec<u8>) {
     let n = graph.len();
@@ -44,6 +50,8 @@ pub(super) fn rebalance(
     let mut pass = Pass {
         graph,
         lengths,
+        cables,
+        stack: Vec::new(),
         mean: 0,
         loads: &mut loads,
         disjoint: &mut disjoint,
@@ -81,6 +89,9 @@ struct Candidate {
 struct Pass<'a> {
     graph: &'a RoutingGraph,
     lengths: Option<&'a PathLengths>,
+    /// The order every route stays unimodal in, or `None`: any turns.
+    cables: Option<&'a CableOrder>,
+    stack: Vec<(u32, crate::routing::cable_order::Shape)>,
     loads: &'a mut [u64],
     /// Mean link load (moves keep the total unless they change route lengths; a guide only).
     mean: u64,
@@ -100,6 +111,9 @@ impl Pass<'_> {
         let graph = self.graph;
         let n = graph.len();
         self.tree.build(graph, layers, l, t);
+        if let Some(cables) = self.cables {
+            self.tree.build_shapes(graph, layers, cables, l, t);
+        }
         let receivers = u64::from(graph.endpoints[t]);
         let mut moved = 0;
         let mut old = [0u32; MAX_ROUTE];
@@ -151,6 +165,12 @@ impl Pass<'_> {
                 {
                     continue; // w's route passes s: re-pointing would close a loop
                 }
+                if let Some(cables) = self.cables {
+                    let tree = &self.tree;
+                    if !tree.keeps_unimodal(graph, layers, cables, (l, s, t), e, &mut self.stack) {
+                        continue;
+                    }
+                }
                 let gain = self.gain(&old[..old_len], &new[..new_len], load);
                 if gain < 0 {
                     self.candidates.push(Candidate {
@@ -177,6 +197,9 @@ impl Pass<'_> {
                         &new[..new_len],
                         i64::from(c.hops) - i64::from(hs),
                     );
+                    if let Some(cables) = self.cables {
+                        self.tree.reshape(graph, layers, cables, (l, s, t));
+                    }
                     moved += 1;
                     break;
                 }
@@ -280,7 +303,7 @@ mod tests {
                 let graph = graph(spec);
                 let before = searched_layers(&graph, count, lengths.as_ref(), 1);
                 let mut after = before.clone();
-                rebalance(&graph, &mut after, lengths.as_ref(), 4);
+                rebalance(&graph, &mut after, lengths.as_ref(), None, 4);
                 cases.push((format!("{spec} L={count}"), graph, lengths, before, after));
             }
         }
@@ -328,7 +351,7 @@ mod tests {
         for (what, graph, lengths, before, _) in cases() {
             let n = graph.len();
             let mut layers = before.clone();
-            let (loads, disjoint) = rebalance(&graph, &mut layers, lengths.as_ref(), 4);
+            let (loads, disjoint) = rebalance(&graph, &mut layers, lengths.as_ref(), None, 4);
             assert_eq!(loads, route_loads(&graph, &layers), "{what}");
             let recount = all_disjoint(&graph, &layers);
             for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
@@ -347,7 +370,7 @@ mod tests {
     fn rebalancing_is_deterministic() {
         for (what, graph, lengths, before, after) in cases() {
             let mut again = before.clone();
-            rebalance(&graph, &mut again, lengths.as_ref(), 4);
+            rebalance(&graph, &mut again, lengths.as_ref(), None, 4);
             assert!(same_layers(&graph, &after, &again), "{what}");
         }
     }
@@ -356,7 +379,7 @@ mod tests {
     fn no_rounds_change_nothing() {
         for (what, graph, lengths, before, _) in cases() {
             let mut layers = before.clone();
-            rebalance(&graph, &mut layers, lengths.as_ref(), 0);
+            rebalance(&graph, &mut layers, lengths.as_ref(), None, 0);
             assert!(same_layers(&graph, &before, &layers), "{what}");
         }
     }

@@ -6,6 +6,7 @@
 //! need the other direction — which switches follow a switch when it re-points, and how much
 //! load moves with them — so both build it here instead of each keeping its own copy.
 
+use super::cable_order::{CableOrder, Shape};
 use super::graph::RoutingGraph;
 use super::layers::Layers;
 
@@ -40,6 +41,9 @@ pub(super) struct Tree {
     pub(super) senders: Vec<u64>,
     /// Breadth-first from the destination (parents before children).
     pub(super) order: Vec<u32>,
+    /// Each switch's route shape in a cable order, after [`Tree::build_shapes`] (`None`: not
+    /// in the tree).
+    pub(super) shapes: Vec<Option<Shape>>,
 }
 
 impl Tree {
@@ -70,6 +74,86 @@ impl Tree {
                 let parent = graph.edge_to[layers.next_edge(l, v, t).expect("in tree")] as usize;
                 self.senders[parent] += self.senders[v];
             }
+        }
+    }
+
+    /// Fills `shapes` for the tree as built, in `order`.
+    pub(super) fn build_shapes(
+        &mut self,
+        graph: &RoutingGraph,
+        layers: &Layers,
+        cables: &CableOrder,
+        l: usize,
+        t: usize,
+    ) {
+        self.shapes.clear();
+        self.shapes.resize(graph.len(), None);
+        self.shapes[t] = Some(Shape::Root);
+        for &v in &self.order[1..] {
+            let v = v as usize;
+            let e = layers.next_edge(l, v, t).expect("in tree");
+            let parent = graph.edge_to[e] as usize;
+            self.shapes[v] = self.shapes[parent].map(|s| s.extend(cables, e));
+        }
+    }
+
+    /// Whether re-pointing s to `edge` keeps every route of s's subtree unimodal in
+    /// `cables`: s's new shape from its new next hop's route, then down the subtree, stopping
+    /// where a shape is unchanged (the routes behind it keep theirs). `shapes` must describe
+    /// the current routes ([`Tree::build_shapes`]) and the new next hop's route must not pass
+    /// s.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn keeps_unimodal(
+        &self,
+        graph: &RoutingGraph,
+        layers: &Layers,
+        cables: &CableOrder,
+        (l, s, t): (usize, usize, usize),
+        edge: usize,
+        stack: &mut Vec<(u32, Shape)>,
+    ) -> bool {
+        let w = graph.edge_to[edge] as usize;
+        let Some(shape) = self.shapes[w].map(|sw| sw.extend(cables, edge)) else {
+            return false;
+        };
+        if !shape.is_valid() {
+            return false;
+        }
+        stack.clear();
+        stack.push((s as u32, shape));
+        while let Some((x, shape)) = stack.pop() {
+            let x = x as usize;
+            if self.shapes[x] == Some(shape) {
+                continue;
+            }
+            for &c in &self.children[x] {
+                let e = layers.next_edge(l, c as usize, t).expect("child");
+                let child = shape.extend(cables, e);
+                if !child.is_valid() {
+                    return false;
+                }
+                stack.push((c, child));
+            }
+        }
+        true
+    }
+
+    /// Recomputes the shapes of s's subtree after s was re-pointed (its parent's shape
+    /// unchanged).
+    pub(super) fn reshape(
+        &mut self,
+        graph: &RoutingGraph,
+        layers: &Layers,
+        cables: &CableOrder,
+        (l, s, t): (usize, usize, usize),
+    ) {
+        let mut members = Vec::new();
+        self.subtree(s, &mut members);
+        for &v in &members {
+            let v = v as usize;
+            let e = layers.next_edge(l, v, t).expect("in tree");
+            let parent = graph.edge_to[e] as usize;
+            self.shapes[v] = self.shapes[parent].map(|sh| sh.extend(cables, e));
         }
     }
 

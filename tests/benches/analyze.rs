@@ -36,6 +36,7 @@ fn main() {
                 layers,
                 algorithm,
                 seed: 1,
+                ..Default::default()
             };
             let routed = route_fabric(&fabric, &config).expect("LIDs");
             let started = Instant::now();

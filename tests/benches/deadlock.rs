@@ -34,6 +34,7 @@ fn routed(spec: &str, layers: usize) -> (ibfabric::Fabric, LidTable, ForwardingT
             layers,
             algorithm: Algorithm::Layered(PathLengths::default()),
             seed: 1,
+            ..Default::default()
         },
     );
     let tables = forwarding_tables(&fabric, &graph, &layers, &lids);

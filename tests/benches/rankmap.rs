@@ -40,6 +40,7 @@ fn instance(spec: &str) -> Instance {
         layers: 1,
         algorithm: Algorithm::Minimal,
         seed: 1,
+        ..Default::default()
     };
     let routed = route_fabric(&fabric, &config).unwrap();
     let graph = SwitchGraph::new(&fabric);

@@ -3,7 +3,9 @@
 //!
 //! `cargo bench --bench route` prints one Markdown row per (fabric, algorithm, layers): time to
 //! compute the layers, time to build the forwarding tables of every LID, and the fraction of
-//! switch pairs with at least 2 and 3 edge-disjoint paths across the layers.
+//! switch pairs with at least 2 and 3 edge-disjoint paths across the layers, and the most
+//! loaded link over the mean. `layered unimodal` is the layered routing with every route
+//! unimodal in the cable order (`Turns::Unimodal`), next to the unconstrained one.
 
 #[path = "measure.rs"]
 mod measure;
@@ -12,8 +14,9 @@ use std::time::Instant;
 
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::route;
+use ibfabric::routing::layers::Layers;
 use ibfabric::routing::{
-    Algorithm, LidTable, PathLengths, RoutingConfig, assign_lids, forwarding_tables,
+    Algorithm, LidTable, PathLengths, RoutingConfig, Turns, assign_lids, forwarding_tables,
     pairs_with_disjoint_paths,
 };
 use ibfabric::topology::TopologySpec;
@@ -29,8 +32,10 @@ fn main() {
         ("slimfly:q=19", 4),
         ("slimfly:q=27", 1),
     ];
-    println!("| fabric | layers | algorithm | route | tables | LIDs | ≥2 disjoint | ≥3 disjoint |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "| fabric | layers | algorithm | route | tables | LIDs | ≥2 disjoint | ≥3 disjoint | max/mean load |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (spec, layers) in cases {
         if filter.as_deref().is_some_and(|f| !spec.contains(f)) {
             continue;
@@ -40,16 +45,26 @@ fn main() {
         let lids = LidTable::from_fabric(&fabric).unwrap();
         let graph = RoutingGraph::new(&fabric);
         let algorithms = [
-            ("layered", Algorithm::Layered(PathLengths::default())),
-            ("minimal", Algorithm::Minimal),
+            (
+                "layered",
+                Algorithm::Layered(PathLengths::default()),
+                Turns::Any,
+            ),
+            (
+                "layered unimodal",
+                Algorithm::Layered(PathLengths::default()),
+                Turns::Unimodal,
+            ),
+            ("minimal", Algorithm::Minimal, Turns::Any),
             (
                 "rues 60%",
                 Algorithm::Rues {
                     keep_per_mille: 600,
                 },
+                Turns::Any,
             ),
         ];
-        for (name, algorithm) in algorithms {
+        for (name, algorithm, turns) in algorithms {
             if layers == 1 && name != "layered" {
                 continue; // one layer is minimal routing for every algorithm
             }
@@ -60,6 +75,7 @@ fn main() {
                     layers,
                     algorithm,
                     seed: 1,
+                    turns,
                 },
             );
             let route_time = started.elapsed();
@@ -70,14 +86,36 @@ fn main() {
             let (two, pairs) = pairs_with_disjoint_paths(&graph, &routed, 2);
             let (three, _) = pairs_with_disjoint_paths(&graph, &routed, 3);
             println!(
-                "| {spec} | {layers} | {name} | {:.2} s | {:.2} s | {} | {:.2} % | {:.2} % |",
+                "| {spec} | {layers} | {name} | {:.2} s | {:.2} s | {} | {:.2} % | {:.2} % | {:.3} |",
                 route_time.as_secs_f64(),
                 table_time.as_secs_f64(),
                 lids.iter().count(),
                 100.0 * two as f64 / pairs as f64,
-                100.0 * three as f64 / pairs as f64
+                100.0 * three as f64 / pairs as f64,
+                max_over_mean(&graph, &routed),
             );
         }
     }
     println!("\npeak RSS: {} MiB", measure::peak_rss_kib() / 1024);
+}
+
+/// The most loaded directed inter-switch link over the mean, counting routes (sending
+/// endpoints × receiving endpoints) along every layer's path of every switch pair.
+fn max_over_mean(graph: &RoutingGraph, layers: &Layers) -> f64 {
+    let n = graph.len();
+    let mut loads = vec![0u64; graph.edge_count()];
+    for l in 0..layers.count() {
+        for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
+            for s in (0..n).filter(|&s| s != t) {
+                let routes = u64::from(graph.endpoints[s]) * u64::from(graph.endpoints[t]);
+                let mut v = s;
+                while let Some(e) = (v != t).then(|| layers.next_edge(l, v, t)).flatten() {
+                    loads[e] += routes;
+                    v = graph.edge_to[e] as usize;
+                }
+            }
+        }
+    }
+    let mean = loads.iter().sum::<u64>() as f64 / loads.len().max(1) as f64;
+    loads.iter().copied().max().unwrap_or(0) as f64 / mean.max(1.0)
 }

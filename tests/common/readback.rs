@@ -37,6 +37,7 @@ pub fn core_routing(canon: &Fabric, schemes: &[Scheme]) -> DeadlockFree {
         layers: 4,
         algorithm: Algorithm::Layered(PathLengths::default()),
         seed: 1,
+        ..Default::default()
     };
     route_deadlock_free(canon, &lids, &graph, &routing, schemes, Shortage::Fail).unwrap()
 }

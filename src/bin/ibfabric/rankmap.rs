@@ -136,6 +136,7 @@ pub fn run(args: RankmapArgs) -> anyhow::Result<ExitCode> {
                 layers: 1,
                 algorithm: Algorithm::Minimal,
                 seed: args.seed,
+                ..Default::default()
             };
             route_fabric(&fabric, &config)?.tables
         }

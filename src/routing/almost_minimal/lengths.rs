@@ -7,6 +7,7 @@
 //! hops ([`Layers::attach`]) would then exceed the bound the deadlock colouring relies on.
 //! This repair re-points as few routes as it must, before the layer is completed.
 
+use crate::routing::cable_order::CableOrder;
 use crate::routing::config::PathLengths;
 use crate::routing::graph::{FAR, RoutingGraph};
 use crate::routing::layers::Layers;
@@ -15,14 +16,20 @@ use crate::routing::layers::Layers;
 /// length. A switch none of whose neighbours' routes leaves room is given a route that fits by
 /// re-pointing as few routed switches as possible ([`shorten`]). Routes only get shorter and
 /// every path still ends in t, so the layer stays loop-free.
+///
+/// With a cable `order`, a repair that would leave any route of the tree into t a valley is
+/// undone (the repair re-points switches with subtrees): that switch then gets its route
+/// from the completion, possibly longer than its lengths allow.
 pub(super) fn keep_within_lengths(
     graph: &RoutingGraph,
     layers: &mut Layers,
     l: usize,
     lengths: &PathLengths,
     weights: &[u64],
+    order: Option<&CableOrder>,
 ) {
     let n = graph.len();
+    let mut saved = Vec::new();
     for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
         let mut changed = false;
         for s in 0..n {
@@ -36,8 +43,17 @@ pub(super) fn keep_within_lengths(
                 layers.hops(l, w, t).is_some_and(|h| usize::from(h) < limit)
             });
             if !room {
+                let Some(order) = order else {
+                    shorten(graph, layers, l, s, t, limit, weights);
+                    changed = true;
+                    continue;
+                };
+                layers.save(l, t, &mut saved);
                 shorten(graph, layers, l, s, t, limit, weights);
-                changed = true;
+                layers.recompute_hops(graph, l, t);
+                if !layers.unimodal_into(graph, order, l, t) {
+                    layers.restore(l, t, &saved);
+                }
             }
         }
         if changed {
@@ -162,7 +178,7 @@ mod tests {
                 .step_by(3)
             {
                 let mut layers = winding_layer(&graph, t, &mut rng);
-                keep_within_lengths(&graph, &mut layers, 1, &lengths, &weights);
+                keep_within_lengths(&graph, &mut layers, 1, &lengths, &weights, None);
                 for s in (0..graph.len()).filter(|&s| !layers.is_routed(1, s, t)) {
                     let limit = *lengths.range(graph.dist(s, t)).end();
                     let room = graph.edges(s).any(|e| {

@@ -25,6 +25,7 @@ use entry::{TreeEntry, entry_cap, open_room};
 use lengths::keep_within_lengths;
 use path::{Context, Search};
 
+use super::cable_order::CableOrder;
 use super::config::PathLengths;
 use super::graph::{FAR, RoutingGraph};
 use super::layers::Layers;
@@ -36,6 +37,9 @@ pub(super) struct LayerState<'a> {
     pub(super) levels: &'a mut [u8],
     /// Edge-disjoint paths among the earlier layers' routes.
     pub(super) disjoint: &'a [u8],
+    /// The order every route must be unimodal in ([`Turns::Unimodal`](super::config::Turns)),
+    /// or `None`: any turns.
+    pub(super) order: Option<&'a CableOrder>,
 }
 
 /// Routes layer l almost-minimally (see the module documentation), leaving the switches it
@@ -49,7 +53,11 @@ pub(super) fn almost_minimal_layer(
     state: LayerState<'_>,
     rng: &mut Rng,
 ) {
-    let LayerState { levels, disjoint } = state;
+    let LayerState {
+        levels,
+        disjoint,
+        order,
+    } = state;
     let n = graph.len();
     // Priority: fewest non-minimal paths so far; then the closest pairs, which have the fewest
     // detours and lose them when another pair's path routes them minimally first; then random.
@@ -108,7 +116,7 @@ pub(super) fn almost_minimal_layer(
                 unrouted: build.unrouted[t],
             };
             search.run(
-                &Context::new(graph, build.layers, l, t, build.weights, tree),
+                &Context::new(graph, build.layers, l, t, build.weights, tree, order),
                 s,
             );
             let Some(path) = search.best() else {
@@ -121,7 +129,7 @@ pub(super) fn almost_minimal_layer(
             }
         }
     }
-    keep_within_lengths(graph, layers, l, lengths, weights);
+    keep_within_lengths(graph, layers, l, lengths, weights, order);
 }
 
 /// The layer under construction and the running totals every path laid in it updates.

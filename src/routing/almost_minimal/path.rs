@@ -8,6 +8,7 @@
 //! than the best one found are cut off; that keeps the search at a few hundred steps per pair.
 
 use super::entry::TreeEntry;
+use crate::routing::cable_order::{CableOrder, Shape};
 use crate::routing::config::MAX_SEARCH_HOPS;
 use crate::routing::disjoint::DISJOINT_TARGET;
 use crate::routing::graph::RoutingGraph;
@@ -35,6 +36,9 @@ pub(super) struct Search {
     best: [u32; MAX_SEARCH_HOPS],
     best_len: usize,
     best_cost: Cost,
+    /// With a cable order: the partial path's ranks seen from s, per depth — `None` before
+    /// the first cable, else whether they have started falling and the last rank.
+    ranks: [Option<(bool, u32)>; MAX_SEARCH_HOPS + 1],
 }
 
 impl Search {
@@ -60,6 +64,7 @@ impl Search {
     /// Searches the best path from s to `ctx.t`.
     pub(super) fn run(&mut self, ctx: &Context<'_>, s: usize) {
         self.visited[0] = s as u32;
+        self.ranks[0] = None;
         self.dfs(ctx, s, 0, Damage::default(), 0);
     }
 
@@ -87,6 +92,16 @@ impl Search {
                 }
                 _ => {}
             }
+            if let Some(order) = ctx.order {
+                // Forward automaton: rising, then falling, never rising again.
+                let rank = order.rank(e);
+                self.ranks[next_depth] = match self.ranks[depth] {
+                    None => Some((false, rank)),
+                    Some((false, last)) => Some((rank < last, rank)),
+                    Some((true, last)) if rank < last => Some((true, rank)),
+                    Some((true, _)) => continue,
+                };
+            }
             let step_weight = weight + ctx.weights[e];
             if (damage.cost(0, step_weight)) >= self.best_cost {
                 continue; // damage only grows along the path
@@ -103,6 +118,12 @@ impl Search {
             }
             // The partial path holds only unrouted switches and the chain only routed ones,
             // so the whole path is simple.
+            if let Some(order) = ctx.order {
+                self.stack[depth] = e as u32;
+                if !self.joins_unimodal(ctx, order, w, next_depth) {
+                    continue;
+                }
+            }
             let (mut full_damage, mut full_weight) = (step_damage, step_weight);
             let (mut x, mut last) = (w, v);
             while x != ctx.t {
@@ -130,6 +151,30 @@ impl Search {
                 self.best_cost = full;
             }
         }
+    }
+
+    /// Whether the partial path's first `len` edges followed by the forced route of w stay
+    /// unimodal: w's route's shape, extended by the path's edges from the last one back.
+    fn joins_unimodal(&self, ctx: &Context<'_>, order: &CableOrder, w: usize, len: usize) -> bool {
+        let mut chain = [0u32; 2 * MAX_SEARCH_HOPS];
+        let (mut k, mut x) = (0, w);
+        while x != ctx.t {
+            let c = ctx.layers.next_edge(ctx.l, x, ctx.t).expect("routed");
+            if k == chain.len() {
+                return false; // longer than any route the search forces
+            }
+            chain[k] = c as u32;
+            k += 1;
+            x = ctx.graph.edge_to[c] as usize;
+        }
+        chain[..k]
+            .iter()
+            .rev()
+            .chain(self.stack[..len].iter().rev())
+            .try_fold(Shape::Root, |shape, &c| {
+                Some(shape.extend(order, c as usize)).filter(|s| s.is_valid())
+            })
+            .is_some()
     }
 
     /// The partial path's switches (positions up to `depth`, as a bit mask) whose routes in
@@ -204,6 +249,8 @@ pub(super) struct Context<'a> {
     tree: TreeEntry<'a>,
     /// Layers still to be routed, this one included.
     remaining: usize,
+    /// The order every route must be unimodal in, or `None`: any turns.
+    order: Option<&'a CableOrder>,
 }
 
 impl<'a> Context<'a> {
@@ -215,6 +262,7 @@ impl<'a> Context<'a> {
         t: usize,
         weights: &'a [u64],
         tree: TreeEntry<'a>,
+        order: Option<&'a CableOrder>,
     ) -> Self {
         Self {
             graph,
@@ -225,6 +273,7 @@ impl<'a> Context<'a> {
             dist_t: graph.dist_to(t),
             tree,
             remaining: layers.count() - l,
+            order,
         }
     }
 }

@@ -56,6 +56,7 @@ mod state;
 use state::{Snapshot, State};
 
 use crate::rng::Rng;
+use crate::routing::cable_order::CableOrder;
 use crate::routing::config::PathLengths;
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layers::Layers;
@@ -63,13 +64,16 @@ use crate::routing::layers::Layers;
 /// Polishes `layers` (see the module documentation) with at most `budget` move evaluations.
 /// `loads` and `disjoint` are the current link loads (per directed edge) and edge-disjoint
 /// path counts (`t * n + s`, for destinations with endpoints), as the rebalancing pass leaves
-/// them. `lengths` bounds the layers after layer 0 (`None`: every layer stays minimal).
+/// them. `lengths` bounds the layers after layer 0 (`None`: every layer stays minimal); with
+/// `cables`, every route stays unimodal in that order.
+#[allow(clippy::too_many_arguments)]
 pub(in crate::routing) fn polish(
     graph: &RoutingGraph,
     layers: &mut Layers,
     lengths: Option<&PathLengths>,
     loads: Vec<u64>,
     disjoint: Vec<u8>,
+    cables: Option<&CableOrder>,
     seed: u64,
     budget: u64,
 ) {
@@ -77,6 +81,7 @@ pub(in crate::routing) fn polish(
         return; // no links to balance
     }
     let mut state = State::new(graph, lengths, loads, disjoint, budget);
+    state.cables = cables;
     state.run(layers, &mut Rng::new(seed ^ 0x0050_15E0_D0C5));
 }
 
@@ -164,7 +169,16 @@ mod tests {
 
     fn polished(spec: &str, count: usize, lengths: Option<&PathLengths>, seed: u64) -> Layers {
         let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths);
-        polish(&graph, &mut layers, lengths, loads, disjoint, seed, BUDGET);
+        polish(
+            &graph,
+            &mut layers,
+            lengths,
+            loads,
+            disjoint,
+            None,
+            seed,
+            BUDGET,
+        );
         layers
     }
 
@@ -178,6 +192,7 @@ mod tests {
                 lengths.as_ref(),
                 loads,
                 disjoint,
+                None,
                 1,
                 BUDGET,
             );
@@ -201,6 +216,7 @@ mod tests {
                 lengths.as_ref(),
                 loads,
                 disjoint,
+                None,
                 1,
                 BUDGET,
             );
@@ -224,6 +240,7 @@ mod tests {
                 lengths.as_ref(),
                 loads,
                 disjoint,
+                None,
                 1,
                 BUDGET,
             );
@@ -252,7 +269,16 @@ mod tests {
         for (spec, count, lengths) in cases() {
             let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
             let before = layers.clone();
-            polish(&graph, &mut layers, lengths.as_ref(), loads, disjoint, 1, 0);
+            polish(
+                &graph,
+                &mut layers,
+                lengths.as_ref(),
+                loads,
+                disjoint,
+                None,
+                1,
+                0,
+            );
             assert!(same_layers(&graph, &before, &layers), "{spec} L={count}");
         }
     }

@@ -2,7 +2,8 @@
 //!
 //! A switch s re-points its next hop towards t in one layer to a neighbour whose route does not
 //! pass s, so the layer stays a loop-free tree into t; s's subtree follows, and every switch of
-//! it stays within its allowed length ([`State::valid`]). Making a move ([`State::apply`])
+//! it stays within its allowed length, and unimodal in the cable order if there is one
+//! ([`State::valid`]). Making a move ([`State::apply`])
 //! updates the loads, the disjoint-path counts and the hop counts of the subtree, and, while a
 //! compound change is being tried, records the move that undoes it ([`State::begin`],
 //! [`State::end`]).
@@ -41,6 +42,15 @@ impl State<'_> {
         }
         if layers.passes(graph, l, w, t, s) {
             return None; // w's route passes s: re-pointing would close a loop
+        }
+        if let Some(cables) = self.cables {
+            let mut stack = Vec::new();
+            if !self
+                .tree
+                .keeps_unimodal(graph, layers, cables, (l, s, t), edge, &mut stack)
+            {
+                return None;
+            }
         }
         Some(Move {
             l,

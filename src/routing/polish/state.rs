@@ -5,6 +5,7 @@
 //! Every other file of the search adds methods to [`State`]; this one only holds it and the
 //! tree cache, so it imports none of them.
 
+use crate::routing::cable_order::CableOrder;
 use crate::routing::config::{PathLengths, longest_allowed};
 use crate::routing::disjoint::PathFlow;
 use crate::routing::graph::RoutingGraph;
@@ -26,6 +27,8 @@ pub(super) struct State<'a> {
     pub(super) graph: &'a RoutingGraph,
     /// Bounds the layers after layer 0 (`None`: every layer stays minimal).
     pub(super) lengths: Option<&'a PathLengths>,
+    /// The order every route stays unimodal in (`None`: any turns); set after [`State::new`].
+    pub(super) cables: Option<&'a CableOrder>,
     /// 1.10 × the mean link load when the pass started.
     pub(super) cap: u64,
     /// `below` when the pass started: while the maximum load is over the cap, moves may spend
@@ -103,6 +106,7 @@ impl<'a> State<'a> {
         State {
             graph,
             lengths,
+            cables: None,
             cap,
             floor: below,
             loads,
@@ -133,6 +137,9 @@ impl State<'_> {
         let graph = self.graph;
         let n = graph.len();
         self.tree.build(graph, layers, l, t);
+        if let Some(cables) = self.cables {
+            self.tree.build_shapes(graph, layers, cables, l, t);
+        }
         let (order, slack) = (&self.tree.order, &mut self.slack);
         slack.clear();
         slack.resize(n, i32::MAX);

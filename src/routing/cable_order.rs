@@ -1,0 +1,348 @@
+//! A total order of the directed inter-switch cables that makes a packet's virtual lane a
+//! function of the port pair alone, whatever SL the sender put into it.
+//!
+//! A switch picks the VL of a packet from (input port, output port, SL). If the VL depends on
+//! the port pair only — the *ascending* lane when the packet arrives over a cable ranked below
+//! the one it leaves on (or comes from an endpoint or the switch itself), the *descending*
+//! lane otherwise — then every channel dependency into an ascending channel goes up the order
+//! and every one into a descending channel goes down it. A route whose cable ranks rise and
+//! then fall (no *valley* e1 > e2 < e3) only ever steps from the ascending lane to the
+//! descending one, never back, so the channel dependency graph of every such route together
+//! is acyclic: two VLs, any topology, any path length, no path SL.
+//!
+//! The routing keeps every route of every layer unimodal ([`Shape`]); the deadlock scheme
+//! turns the order into SL-to-VL tables. Routes are destination trees, so a switch's route is
+//! its first cable followed by its next hop's route: [`Shape::extend`] decides validity from
+//! that next hop's shape alone, without walking the path.
+
+use super::graph::{FAR, NONE, RoutingGraph};
+use crate::rng::Rng;
+
+/// A distinct rank for every directed edge of a [`RoutingGraph`] (parallel cables between two
+/// switches share their edge's rank: a route never uses two of them in a row).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CableOrder {
+    rank: Vec<u32>,
+    /// Each switch's parent in the up*/down* spanning tree ([`NONE`]: a root), or empty for
+    /// orders not made by up*/down*.
+    parent: Vec<u32>,
+}
+
+impl CableOrder {
+    /// An order from explicit ranks, one per edge.
+    ///
+    /// # Panics
+    /// If two edges share a rank.
+    pub fn from_ranks(rank: Vec<u32>) -> Self {
+        let mut sorted = rank.clone();
+        sorted.sort_unstable();
+        assert!(
+            sorted.windows(2).all(|w| w[0] != w[1]),
+            "cable ranks must be distinct"
+        );
+        Self {
+            rank,
+            parent: Vec::new(),
+        }
+    }
+
+    /// A seeded random order: every pattern of three consecutive cables is equally likely, so
+    /// no switch pair systematically loses its detours.
+    pub fn random(graph: &RoutingGraph, seed: u64) -> Self {
+        let mut rank: Vec<u32> = (0..graph.edge_count() as u32).collect();
+        Rng::new(seed).shuffle(&mut rank);
+        Self {
+            rank,
+            parent: Vec::new(),
+        }
+    }
+
+    /// The order up*/down* routing induces from a breadth-first search from `root`: cables
+    /// towards the root rank below cables away from it, rising as they approach the root;
+    /// cables away from the root fall as they leave it. Every up*/down* path is then unimodal,
+    /// so every pair of connected switches has a valid route, whatever the topology.
+    pub fn up_down(graph: &RoutingGraph, root: usize) -> Self {
+        let dist = graph.dist_to(root);
+        Self::up_down_by(graph, |v| (dist[v], v as u64))
+    }
+
+    /// The order the routing uses with [`Turns::Unimodal`](super::config::Turns): up*/down*
+    /// ([`CableOrder::up_down`]) from a seeded random root, switches at the same distance
+    /// from it in a seeded random order. The deadlock scheme recomputes it from the same
+    /// (graph, seed).
+    ///
+    /// Why up*/down* rather than [`CableOrder::random`]: both leave about 2/3 of the 3-hop
+    /// paths unimodal, but only an up*/down* order guarantees every connected pair a unimodal
+    /// route — the spanning tree's route ([`CableOrder::tree_next`]) — whatever the fabric
+    /// and its damage, so a layer can always be completed. The random root and tie order
+    /// spread the constraint's cost over different switches for different seeds.
+    pub fn for_routing(graph: &RoutingGraph, seed: u64) -> Self {
+        let n = graph.len();
+        let mut rng = Rng::new(seed ^ 0x0CAB_1E0D);
+        let mut tie: Vec<u64> = (0..n as u64).collect();
+        rng.shuffle(&mut tie);
+        // One root per connected component (a damaged fabric may fall apart): the switch
+        // first in the seeded order; distances from the root of each switch's component.
+        let mut by_tie: Vec<usize> = (0..n).collect();
+        by_tie.sort_unstable_by_key(|&v| tie[v]);
+        let mut dist = vec![FAR; n];
+        for root in by_tie {
+            if dist[root] == FAR {
+                for (slot, &d) in dist.iter_mut().zip(graph.dist_to(root)) {
+                    if d != FAR {
+                        *slot = d;
+                    }
+                }
+            }
+        }
+        Self::up_down_by(graph, |v| (dist[v], tie[v]))
+    }
+
+    /// Up*/down* for a strict total order `key` of the switches ("closer to the root" when
+    /// smaller) in which every switch but the root has a neighbour with a smaller key (a
+    /// breadth-first distance with ties broken, per connected component): an edge goes up when its head's key is
+    /// smaller. Up edges rank by descending key of their head, down edges likewise above
+    /// every up edge, so ranks rise along up edges and fall along down edges. Each switch's
+    /// smallest-key neighbour is its parent in the spanning tree of [`CableOrder::tree_next`].
+    fn up_down_by(graph: &RoutingGraph, key: impl Fn(usize) -> (u8, u64)) -> Self {
+        let n = graph.len();
+        let mut up: Vec<usize> = Vec::new();
+        let mut down: Vec<usize> = Vec::new();
+        for e in 0..graph.edge_count() {
+            let (from, to) = (graph.edge_from[e] as usize, graph.edge_to[e] as usize);
+            if key(to) < key(from) {
+                up.push(e);
+            } else {
+                down.push(e);
+            }
+        }
+        up.sort_by_key(|&e| std::cmp::Reverse((key(graph.edge_to[e] as usize), e)));
+        down.sort_by_key(|&e| std::cmp::Reverse((key(graph.edge_to[e] as usize), e)));
+        let mut rank = vec![0u32; graph.edge_count()];
+        for (r, &e) in up.iter().chain(down.iter()).enumerate() {
+            rank[e] = r as u32;
+        }
+        let parent = (0..n)
+            .map(|v| {
+                graph
+                    .edges(v)
+                    .map(|e| graph.edge_to[e] as usize)
+                    .filter(|&w| key(w) < key(v))
+                    .min_by_key(|&w| key(w))
+                    .map_or(NONE, |w| w as u32)
+            })
+            .collect();
+        Self { rank, parent }
+    }
+
+    /// The next edge of v's route to t along the up*/down* spanning tree (up to the lowest
+    /// common ancestor, then down): unimodal in this order, and the same next hop for every
+    /// route through v, so these routes form a tree into t. `None` for v = t, for switches
+    /// the tree does not connect, and for orders not made by up*/down*.
+    pub fn tree_next(&self, graph: &RoutingGraph, v: usize, t: usize) -> Option<usize> {
+        if v == t || self.parent.is_empty() {
+            return None;
+        }
+        // Down when v is an ancestor of t: towards the child on t's chain.
+        let mut a = t;
+        while self.parent[a] != NONE {
+            let p = self.parent[a] as usize;
+            if p == v {
+                return graph.edge_between(v, a);
+            }
+            a = p;
+        }
+        let root_t = a;
+        let up = self.parent[v];
+        if up == NONE {
+            return None; // v is a root: t lies in another tree
+        }
+        let mut r = v;
+        while self.parent[r] != NONE {
+            r = self.parent[r] as usize;
+        }
+        (r == root_t)
+            .then(|| graph.edge_between(v, up as usize))
+            .flatten()
+    }
+
+    /// The rank of edge e.
+    pub fn rank(&self, e: usize) -> u32 {
+        self.rank[e]
+    }
+
+    /// Number of ranked edges.
+    pub fn len(&self) -> usize {
+        self.rank.len()
+    }
+
+    /// Whether no edge is ranked.
+    pub fn is_empty(&self) -> bool {
+        self.rank.is_empty()
+    }
+
+    /// Whether a packet that arrived over edge `from` (`None`: from an endpoint, or sent by the
+    /// switch itself) and leaves over edge `to` travels on the ascending lane.
+    pub fn ascends(&self, from: Option<usize>, to: usize) -> bool {
+        from.is_none_or(|f| self.rank[f] < self.rank[to])
+    }
+
+    /// Whether the cable sequence `edges` (in travel order) rises and then falls.
+    pub fn is_unimodal(&self, edges: &[usize]) -> bool {
+        edges
+            .iter()
+            .rev()
+            .try_fold(Shape::Root, |shape, &e| match shape.extend(self, e) {
+                Shape::Valley => None,
+                s => Some(s),
+            })
+            .is_some()
+    }
+}
+
+/// The rank pattern of a switch's route to a destination, as far as a switch that routes
+/// through it needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// The destination itself: no cable.
+    Root,
+    /// Every rank falls from the first cable on (one cable counts): anything may come before.
+    Falling {
+        /// The first cable's edge.
+        first: u32,
+    },
+    /// The ranks rise before they fall: only a lower-ranked cable may come before.
+    Rising {
+        /// The first cable's edge.
+        first: u32,
+    },
+    /// Not unimodal: the route may deadlock on the lanes of the order.
+    Valley,
+}
+
+impl Shape {
+    /// The shape of the route that takes edge `e` and then continues along a route of shape
+    /// `self`.
+    pub fn extend(self, order: &CableOrder, e: usize) -> Shape {
+        let first = e as u32;
+        match self {
+            Shape::Root => Shape::Falling { first },
+            Shape::Falling { first: f } if order.rank(e) > order.rank(f as usize) => {
+                Shape::Falling { first }
+            }
+            Shape::Falling { .. } => Shape::Rising { first },
+            Shape::Rising { first: f } if order.rank(e) < order.rank(f as usize) => {
+                Shape::Rising { first }
+            }
+            Shape::Rising { .. } | Shape::Valley => Shape::Valley,
+        }
+    }
+
+    /// Whether the route is unimodal.
+    pub fn is_valid(self) -> bool {
+        self != Shape::Valley
+    }
+
+    /// Whether taking edge `e` before a route of this shape keeps it unimodal.
+    pub fn accepts(self, order: &CableOrder, e: usize) -> bool {
+        self.extend(order, e).is_valid()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::TopologySpec;
+
+    fn graph(spec: &str) -> RoutingGraph {
+        RoutingGraph::new(&spec.parse::<TopologySpec>().unwrap().build().unwrap())
+    }
+
+    /// Brute force: rises (weakly never, ranks are distinct) then falls.
+    fn unimodal_by_definition(order: &CableOrder, edges: &[usize]) -> bool {
+        let ranks: Vec<u32> = edges.iter().map(|&e| order.rank(e)).collect();
+        let peak = (0..ranks.len()).max_by_key(|&i| ranks[i]).unwrap_or(0);
+        ranks[..=peak.min(ranks.len().saturating_sub(1))]
+            .windows(2)
+            .all(|w| w[0] < w[1])
+            && ranks[peak..].windows(2).all(|w| w[0] > w[1])
+    }
+
+    #[test]
+    fn shapes_agree_with_the_definition_on_every_short_walk() {
+        let g = graph("slimfly:q=4");
+        let order = CableOrder::random(&g, 3);
+        // Every walk of up to four edges from switch 0 and its neighbours.
+        let mut walks: Vec<Vec<usize>> = g.edges(0).map(|e| vec![e]).collect();
+        for _ in 0..3 {
+            let mut longer = Vec::new();
+            for w in &walks {
+                let head = g.edge_to[*w.last().unwrap()] as usize;
+                for e in g.edges(head) {
+                    let mut next = w.clone();
+                    next.push(e);
+                    longer.push(next);
+                }
+            }
+            for w in &walks {
+                assert_eq!(
+                    order.is_unimodal(w),
+                    unimodal_by_definition(&order, w),
+                    "{w:?}"
+                );
+            }
+            walks = longer;
+        }
+    }
+
+    #[test]
+    fn ascending_lane_only_below_the_next_cable() {
+        let g = graph("slimfly:q=5");
+        let order = CableOrder::random(&g, 1);
+        for a in 0..g.edge_count() {
+            let head = g.edge_to[a] as usize;
+            for b in g.edges(head) {
+                assert_eq!(order.ascends(Some(a), b), order.rank(a) < order.rank(b));
+            }
+            assert!(order.ascends(None, a), "from an endpoint: ascending");
+        }
+    }
+
+    #[test]
+    fn up_down_orders_give_every_switch_pair_a_unimodal_route() {
+        for spec in [
+            "slimfly:q=5",
+            "mlfm:d=3",
+            "lsft:n=3",
+            "random:switches=30,degree=4,hosts=1,seed=3",
+        ] {
+            let g = graph(spec);
+            let order = CableOrder::up_down(&g, 0);
+            assert_eq!(order.len(), g.edge_count());
+            for t in 0..g.len() {
+                // Every valid (first edge, shape) state, searched backwards from t: a switch is
+                // served when one of its edges starts a valid route.
+                let mut valid: Vec<Option<Shape>> = vec![None; g.edge_count()];
+                let mut stack: Vec<(usize, Shape)> = vec![(t, Shape::Root)];
+                let mut seen = std::collections::HashSet::new();
+                while let Some((v, shape)) = stack.pop() {
+                    for out in g.edges(v) {
+                        let u = g.edge_to[out] as usize;
+                        let e = g.edge_between(u, v).unwrap();
+                        let extended = shape.extend(&order, e);
+                        if u != t && extended.is_valid() && seen.insert((e, extended)) {
+                            valid[e] = Some(extended);
+                            stack.push((u, extended));
+                        }
+                    }
+                }
+                for u in (0..g.len()).filter(|&u| u != t) {
+                    assert!(
+                        g.edges(u).any(|e| valid[e].is_some()),
+                        "{spec}: switch {u} has no unimodal route to {t}"
+                    );
+                }
+            }
+        }
+    }
+}
