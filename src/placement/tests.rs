@@ -2,8 +2,8 @@
 //! circulant optimum, incremental against full costs, two-opt's guarantees.
 
 use super::*;
-use crate::routing::layered::{Algorithm, RoutingConfig};
 use crate::rng::Rng;
+use crate::routing::layered::{Algorithm, RoutingConfig};
 use crate::routing::{Routed, assign_lids, route_fabric};
 use crate::topology::{Fabric, SwitchGraph, TopologySpec};
 
