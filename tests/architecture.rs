@@ -359,21 +359,22 @@ fn imports_in(
                 }
                 continue;
             }
-            Token::Ident(word) if word == "crate" || word == "super" => {
-                if tokens.get(i + 1).map(|t| &t.1) == Some(&Token::PathSep) {
-                    let line = tokens[i].0;
-                    let mut path = vec![word.clone()];
-                    let mut j = i + 1;
-                    while let (Some((_, Token::PathSep)), Some((_, Token::Ident(next)))) =
-                        (tokens.get(j), tokens.get(j + 1))
-                    {
-                        path.push(next.clone());
-                        j += 2;
-                    }
-                    record(line, path);
-                    i = j;
-                    continue;
+            Token::Ident(word)
+                if (word == "crate" || word == "super")
+                    && tokens.get(i + 1).map(|t| &t.1) == Some(&Token::PathSep) =>
+            {
+                let line = tokens[i].0;
+                let mut path = vec![word.clone()];
+                let mut j = i + 1;
+                while let (Some((_, Token::PathSep)), Some((_, Token::Ident(next)))) =
+                    (tokens.get(j), tokens.get(j + 1))
+                {
+                    path.push(next.clone());
+                    j += 2;
                 }
+                record(line, path);
+                i = j;
+                continue;
             }
             Token::Punct('{') => depth += 1,
             Token::Punct('}') => {

@@ -53,8 +53,11 @@ fn route(spec: &str, config: &RoutingConfig) -> RoutedFabric {
 /// computing different keys run in parallel and tests asking for the same key wait for one
 /// computation.
 pub struct Memo<K, V> {
-    cells: Mutex<Vec<(K, Arc<OnceLock<Arc<V>>>)>>,
+    cells: Mutex<Vec<(K, Cell<V>)>>,
 }
+
+/// The value of one key, once computed.
+type Cell<V> = Arc<OnceLock<Arc<V>>>;
 
 impl<K: PartialEq, V> Memo<K, V> {
     /// An empty memo (for a `static`).
