@@ -7,48 +7,40 @@
 //! to q = 13; q = 16, 17, 19 up to 4 layers; q = 23 and 25 up to 2; q = 27 only 1 (8 layers
 //! would need 8 × 30618 endpoint LIDs).
 
-use ibfabric::Fabric;
+mod common;
+
+use std::sync::Arc;
+
+use common::fabrics::{slim_flies_up_to_q27, slim_fly};
+use common::routed::{RoutedFabric, layered, routed};
 use ibfabric::deadlock::colouring::{MAX_HOPS, buckets};
 use ibfabric::deadlock::{
     ColouringConfig, DeadlockError, Sl2VlTables, VerifyOptions, colouring_scheme, verify,
 };
-use ibfabric::routing::{
-    Algorithm, ForwardingTables, LidTable, PathLengths, Routed, RoutingConfig, assign_lids,
-    route_fabric,
-};
-use ibfabric::topology::{PortRef, TopologySpec};
+use ibfabric::routing::{Algorithm, RoutingConfig};
+use ibfabric::topology::PortRef;
 
-fn routed(spec: &str, layers: usize) -> (Fabric, LidTable, ForwardingTables) {
-    let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
-    assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
-    let Routed { lids, tables, .. } = route_fabric(
-        &fabric,
-        &RoutingConfig {
-            layers,
-            algorithm: Algorithm::Layered(PathLengths::default()),
-            seed: 5,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    (fabric, lids, tables)
+/// Slim Fly q routed by layered routing with `layers` layers (seed 5).
+fn slim_fly_routed(q: u32, layers: usize) -> Arc<RoutedFabric> {
+    layered(&slim_fly(q), layers, 5)
 }
 
 /// Colours, checks and verifies one Slim Fly; returns the colours used.
 fn check(q: u32, layers: usize) -> usize {
-    let spec = format!("slimfly:q={q}");
-    let (fabric, lids, tables) = routed(&spec, layers);
+    let spec = slim_fly(q);
+    let routed = slim_fly_routed(q, layers);
+    let (fabric, lids, tables) = (&routed.fabric, &routed.routed.lids, &routed.routed.tables);
     let config = ColouringConfig::default();
-    let scheme = colouring_scheme(&fabric, &lids, &tables, &config)
+    let scheme = colouring_scheme(fabric, lids, tables, &config)
         .unwrap_or_else(|e| panic!("{spec} L={layers}: {e}"));
     assert!(scheme.colouring.count <= config.colour_sls.len());
     assert!(scheme.max_hops <= MAX_HOPS);
     assert_eq!(scheme.broken.count, 0);
-    let sl2vl = scheme.sl2vl(&fabric);
+    let sl2vl = scheme.sl2vl(fabric);
     let verdict = verify(
-        &fabric,
-        &lids,
-        &tables,
+        fabric,
+        lids,
+        tables,
         &scheme.path_sls,
         &sl2vl,
         &VerifyOptions::default(),
@@ -63,42 +55,41 @@ fn check(q: u32, layers: usize) -> usize {
         "{spec} L={layers}: {} colours, paths ≤ {} hops, {} routes, {} dependencies",
         scheme.colouring.count, scheme.max_hops, verdict.routes, verdict.dependencies
     );
+    if q == 27 {
+        let colours = scheme.colouring.count;
+        assert!(colours <= 14, "q = 27 fits in the colour SLs: {colours}");
+    }
     scheme.colouring.count
 }
 
-#[test]
-fn colouring_mode_on_slim_flies_up_to_q13_with_up_to_8_layers() {
-    for q in [3, 4, 5, 7, 8, 9, 11, 13] {
-        for layers in [1, 2, 4, 8] {
-            check(q, layers);
+/// One module per Slim Fly, one test per layer count (`layers_1`, ...).
+macro_rules! colouring_mode_on_slim_flies {
+    ($($name:ident $q:literal [$($layers:tt),*],)*) => {$(
+        mod $name {
+            use super::*;
+            colouring_mode_on_slim_flies!(@layers $q $($layers)*);
         }
-    }
+    )*};
+    (@layers $q:literal $($layers:tt)*) => {$(
+        colouring_mode_on_slim_flies!(@test $q $layers);
+    )*};
+    (@test $q:literal 1) => { #[test] fn layers_1() { check($q, 1); } };
+    (@test $q:literal 2) => { #[test] fn layers_2() { check($q, 2); } };
+    (@test $q:literal 4) => { #[test] fn layers_4() { check($q, 4); } };
+    (@test $q:literal 8) => { #[test] fn layers_8() { check($q, 8); } };
 }
 
-#[test]
-fn colouring_mode_on_the_large_slim_flies_up_to_q27() {
-    for (q, layer_counts) in [
-        (16, &[1, 2, 4][..]),
-        (17, &[1, 2, 4]),
-        (19, &[1, 2, 4]),
-        (23, &[1, 2]),
-        (25, &[1, 2]),
-        (27, &[1]),
-    ] {
-        for &layers in layer_counts {
-            let colours = check(q, layers);
-            if q == 27 {
-                assert!(colours <= 14, "q = 27 fits in the colour SLs: {colours}");
-            }
-        }
-    }
+mod colouring_mode_on_slim_flies_up_to_q27 {
+    use super::*;
+    slim_flies_up_to_q27!(colouring_mode_on_slim_flies);
 }
 
 #[test]
 fn the_sl2vl_tables_follow_the_hop_position_rules() {
-    let (fabric, lids, tables) = routed("slimfly:q=5", 2);
-    let scheme = colouring_scheme(&fabric, &lids, &tables, &ColouringConfig::default()).unwrap();
-    let t: Sl2VlTables = scheme.sl2vl(&fabric);
+    let routed = slim_fly_routed(5, 2);
+    let (fabric, lids, tables) = (&routed.fabric, &routed.routed.lids, &routed.routed.tables);
+    let scheme = colouring_scheme(fabric, lids, tables, &ColouringConfig::default()).unwrap();
+    let t: Sl2VlTables = scheme.sl2vl(fabric);
     let [b0, b1, b2] = buckets(8);
     for s in fabric.switches() {
         let own = scheme.colour_sls[usize::from(scheme.colour_of(s).unwrap())];
@@ -138,12 +129,13 @@ fn the_sl2vl_tables_follow_the_hop_position_rules() {
 
 #[test]
 fn what_the_scheme_cannot_do_is_said_plainly() {
-    let (fabric, lids, tables) = routed("slimfly:q=5", 1);
+    let q5 = slim_fly_routed(5, 1);
+    let (fabric, lids, tables) = (&q5.fabric, &q5.routed.lids, &q5.routed.tables);
     // Too few SLs for the colours (the Hoffman–Singleton graph needs 4).
     let err = colouring_scheme(
-        &fabric,
-        &lids,
-        &tables,
+        fabric,
+        lids,
+        tables,
         &ColouringConfig {
             colour_sls: vec![1, 2, 3],
             ..ColouringConfig::default()
@@ -163,9 +155,9 @@ fn what_the_scheme_cannot_do_is_said_plainly() {
     assert!(err.to_string().contains("needs 4 colours"), "{err}");
     // Fewer than 3 VLs.
     let err = colouring_scheme(
-        &fabric,
-        &lids,
-        &tables,
+        fabric,
+        lids,
+        tables,
         &ColouringConfig {
             vls: 2,
             ..ColouringConfig::default()
@@ -175,26 +167,15 @@ fn what_the_scheme_cannot_do_is_said_plainly() {
     assert!(matches!(err, DeadlockError::BadVls { vls: 2, .. }), "{err}");
     // Paths longer than 3 hops: minimal routing on 40 switches of degree 3 (the Moore bound
     // allows at most 22 switches within 3 hops of one).
-    let (fabric, lids, tables) = {
-        let mut f = "random:switches=40,degree=3,hosts=1,seed=3"
-            .parse::<TopologySpec>()
-            .unwrap()
-            .build()
-            .unwrap();
-        assign_lids(&mut f, 0).unwrap();
-        let Routed { lids, tables, .. } = route_fabric(
-            &f,
-            &RoutingConfig {
-                layers: 1,
-                algorithm: Algorithm::Minimal,
-                seed: 1,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        (f, lids, tables)
+    let minimal = RoutingConfig {
+        layers: 1,
+        algorithm: Algorithm::Minimal,
+        seed: 1,
+        ..Default::default()
     };
-    let err = colouring_scheme(&fabric, &lids, &tables, &ColouringConfig::default()).unwrap_err();
+    let random = routed("random:switches=40,degree=3,hosts=1,seed=3", &minimal);
+    let (fabric, lids, tables) = (&random.fabric, &random.routed.lids, &random.routed.tables);
+    let err = colouring_scheme(fabric, lids, tables, &ColouringConfig::default()).unwrap_err();
     assert!(matches!(err, DeadlockError::PathTooLong { .. }), "{err}");
     assert!(
         err.to_string().contains("at most 3 inter-switch hops"),

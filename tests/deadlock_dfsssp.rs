@@ -4,64 +4,54 @@
 //! in memory, with the tables' path SLs and the scheme's SL-to-VL tables. The searches for
 //! fewer VLs after the cycle breaking never need more and stay deadlock-free.
 
-use ibfabric::deadlock::{DfssspConfig, VerifyOptions, VlSearch, assign_vls, verify};
-use ibfabric::routing::{Algorithm, PathLengths, Routed, RoutingConfig, assign_lids, route_fabric};
-use ibfabric::topology::TopologySpec;
+mod common;
 
-/// The fabrics of the routing issue's acceptance set (tests/routing_complete.rs).
-const FABRICS: [&str; 14] = [
-    "slimfly:q=4",
-    "slimfly:q=5",
-    "slimfly:q=7",
-    "slimfly:q=8",
-    "slimfly:q=9",
-    "slimfly:q=11",
-    "slimfly:q=13",
-    "mlfm:d=3",
-    "mlfm:d=4",
-    "lsft:n=3",
-    "lsft:n=5",
-    "fattree:leaves=12,spines=6,links-per-pair=3,hosts-per-leaf=18",
-    "random:switches=40,degree=5,hosts=3,seed=1",
-    "random:switches=64,degree=7,hosts=2,seed=2",
-];
+use common::fabrics::acceptance_set;
+use common::routed::{Memo, routed};
+use ibfabric::deadlock::{DfssspConfig, VerifyOptions, VlSearch, assign_vls, verify};
+use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig};
 
 /// Routes with the acceptance tests' seed, assigns VLs, verifies; returns the VLs needed.
 fn check(spec: &str, layers: usize, algorithm: Algorithm) -> u8 {
     vls_needed(spec, layers, algorithm, 7, VlSearch::FULL)
 }
 
-/// Routes `spec` with `layers` layers, assigns VLs with `search`, proves the result
-/// deadlock-free; returns the VLs needed.
+/// Routes `spec` with `layers` layers (each routing once per test process), assigns VLs with
+/// `search`, proves the result deadlock-free; returns the VLs needed.
 fn vls_needed(spec: &str, layers: usize, algorithm: Algorithm, seed: u64, search: VlSearch) -> u8 {
+    static NEEDED: Memo<(String, RoutingConfig, VlSearch), u8> = Memo::new();
     let _ = env_logger::builder().is_test(true).try_init();
-    let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
-    assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
-    let Routed { lids, tables, .. } = route_fabric(
-        &fabric,
-        &RoutingConfig {
-            layers,
-            algorithm: algorithm.clone(),
-            seed,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let config = DfssspConfig {
+    let config = RoutingConfig {
+        layers,
+        algorithm,
+        seed,
+        ..Default::default()
+    };
+    let key = (spec.to_owned(), config.clone(), search);
+    *NEEDED.get_or_compute(key, || assign_and_verify(spec, &config, search))
+}
+
+fn assign_and_verify(spec: &str, config: &RoutingConfig, search: VlSearch) -> u8 {
+    let routed = routed(spec, config);
+    let (fabric, lids, tables) = (&routed.fabric, &routed.routed.lids, &routed.routed.tables);
+    let dfsssp = DfssspConfig {
         search,
         ..DfssspConfig::default()
     };
-    let what = format!("{spec} L={layers} {algorithm:?} seed {seed} {search:?}");
-    let a = assign_vls(&fabric, &lids, &tables, &config).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let what = format!(
+        "{spec} L={} {:?} seed {} {search:?}",
+        config.layers, config.algorithm, config.seed
+    );
+    let a = assign_vls(fabric, lids, tables, &dfsssp).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(a.broken.count, 0, "{what}: complete tables");
     assert!(a.vls_needed <= 8);
     assert_eq!(a.routes_per_vl.len(), 8);
     let verdict = verify(
-        &fabric,
-        &lids,
-        &tables,
+        fabric,
+        lids,
+        tables,
         &a.path_sls,
-        &a.sl2vl(&fabric),
+        &a.sl2vl(fabric),
         &VerifyOptions::default(),
     );
     assert!(verdict.is_deadlock_free(), "{what}:\n{verdict}");
@@ -72,27 +62,65 @@ fn vls_needed(spec: &str, layers: usize, algorithm: Algorithm, seed: u64, search
     a.vls_needed
 }
 
-#[test]
-fn layered_routing_fits_in_8_vls_on_the_acceptance_set() {
-    for spec in FABRICS {
-        for layers in [1, 2, 4] {
-            check(spec, layers, Algorithm::Layered(PathLengths::default()));
+/// Layered routing with 1, 2 and 4 layers: one module per fabric of the acceptance set.
+macro_rules! layered_routing_fits_in_8_vls {
+    ($($name:ident $spec:literal $size:ident,)*) => {$(
+        mod $name {
+            use super::*;
+            fn check_layered(layers: usize) {
+                check($spec, layers, Algorithm::Layered(PathLengths::default()));
+            }
+            #[test]
+            fn layers_1() {
+                check_layered(1);
+            }
+            #[test]
+            fn layers_2() {
+                check_layered(2);
+            }
+            #[test]
+            fn layers_4() {
+                check_layered(4);
+            }
         }
-    }
+    )*};
 }
 
-#[test]
-fn baselines_fit_too() {
-    for spec in FABRICS.iter().filter(|s| !s.contains("q=13")) {
-        check(spec, 4, Algorithm::Minimal);
-        check(
-            spec,
-            4,
-            Algorithm::Rues {
-                keep_per_mille: 600,
-            },
-        );
-    }
+/// The baselines with 4 layers, on every fabric but the largest Slim Fly.
+macro_rules! baselines_fit_too {
+    ($($name:ident $spec:literal $size:ident,)*) => {$(
+        baselines_fit_too!(@one $name $spec $size);
+    )*};
+    (@one $name:ident $spec:literal largest) => {};
+    (@one $name:ident $spec:literal $size:ident) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn minimal() {
+                check($spec, 4, Algorithm::Minimal);
+            }
+            #[test]
+            fn rues() {
+                check(
+                    $spec,
+                    4,
+                    Algorithm::Rues {
+                        keep_per_mille: 600,
+                    },
+                );
+            }
+        }
+    };
+}
+
+mod layered_routing {
+    use super::*;
+    acceptance_set!(layered_routing_fits_in_8_vls);
+}
+
+mod baselines {
+    use super::*;
+    acceptance_set!(baselines_fit_too);
 }
 
 /// VLs needed by layered routing with `seed` and the assignment with `search`.
@@ -101,37 +129,89 @@ fn vls_with(spec: &str, layers: usize, seed: u64, search: VlSearch) -> u8 {
     vls_needed(spec, layers, layered, seed, search)
 }
 
-#[test]
-fn searching_for_fewer_vls_never_needs_more_and_stays_deadlock_free() {
-    let fabrics = [
-        "slimfly:q=4",
-        "slimfly:q=5",
-        "mlfm:d=4",
-        "random:switches=30,degree=4,hosts=2,seed=3",
-        "random:switches=40,degree=5,hosts=3,seed=1",
-    ];
+/// The searches alone and together on one routing: (none, tabu alone, both).
+fn searches(spec: &str, layers: usize, seed: u64) -> (u8, u8, u8) {
     let tabu_alone = VlSearch {
         repack: false,
         tabu: true,
     };
-    let (mut cases, mut saved_by_tabu, mut saved) = (0, 0, 0);
-    for spec in fabrics {
-        for layers in [2, 4] {
-            for seed in [1, 2] {
-                let off = vls_with(spec, layers, seed, VlSearch::OFF);
-                let tabu = vls_with(spec, layers, seed, tabu_alone);
-                let full = vls_with(spec, layers, seed, VlSearch::FULL);
-                println!(
-                    "{spec} L={layers} seed {seed}: {off} VLs, tabu alone {tabu}, both {full}"
-                );
-                assert!(tabu <= off && full <= off, "{spec} L={layers} seed {seed}");
-                cases += 1;
-                saved_by_tabu += usize::from(tabu < off);
-                saved += usize::from(full < off);
+    let off = vls_with(spec, layers, seed, VlSearch::OFF);
+    let tabu = vls_with(spec, layers, seed, tabu_alone);
+    let full = vls_with(spec, layers, seed, VlSearch::FULL);
+    println!("{spec} L={layers} seed {seed}: {off} VLs, tabu alone {tabu}, both {full}");
+    (off, tabu, full)
+}
+
+/// The fabrics the searches are compared on.
+macro_rules! search_fabrics {
+    ($then:ident) => {
+        $then! {
+            slimfly_q4 "slimfly:q=4",
+            slimfly_q5 "slimfly:q=5",
+            mlfm_d4 "mlfm:d=4",
+            random_30x4 "random:switches=30,degree=4,hosts=2,seed=3",
+            random_40x5 "random:switches=40,degree=5,hosts=3,seed=1",
+        }
+    };
+}
+
+/// The (layers, seed) settings the searches are compared with.
+const SEARCH_SETTINGS: [(usize, u64); 4] = [(2, 1), (2, 2), (4, 1), (4, 2)];
+
+/// One module per fabric, one test per (layers, seed) of [`SEARCH_SETTINGS`].
+macro_rules! searching_never_needs_more {
+    ($($name:ident $spec:literal,)*) => {$(
+        mod $name {
+            use super::*;
+            fn never_more(layers: usize, seed: u64) {
+                let (off, tabu, full) = searches($spec, layers, seed);
+                assert!(tabu <= off && full <= off, "{} L={layers} seed {seed}", $spec);
+            }
+            #[test]
+            fn layers_2_seed_1() {
+                never_more(2, 1);
+            }
+            #[test]
+            fn layers_2_seed_2() {
+                never_more(2, 2);
+            }
+            #[test]
+            fn layers_4_seed_1() {
+                never_more(4, 1);
+            }
+            #[test]
+            fn layers_4_seed_2() {
+                never_more(4, 2);
             }
         }
+    )*};
+}
+
+mod searching_for_fewer_vls_never_needs_more_and_stays_deadlock_free {
+    use super::*;
+    search_fabrics!(searching_never_needs_more);
+}
+
+/// The specs of [`search_fabrics`].
+macro_rules! specs {
+    ($($name:ident $spec:literal,)*) => {
+        [$($spec),*]
+    };
+}
+
+/// The searches are there to save VLs: they must do so on most of the routings compared (the
+/// tests above compute them; this one waits for or shares their results).
+#[test]
+fn searching_saves_vls_on_most_routings() {
+    let (mut cases, mut saved_by_tabu, mut saved) = (0, 0, 0);
+    for spec in search_fabrics!(specs) {
+        for (layers, seed) in SEARCH_SETTINGS {
+            let (off, tabu, full) = searches(spec, layers, seed);
+            cases += 1;
+            saved_by_tabu += usize::from(tabu < off);
+            saved += usize::from(full < off);
+        }
     }
-    // The searches are there to save VLs: they must do so on most of these routings.
     assert!(saved * 2 > cases, "{saved} of {cases}");
     assert!(saved_by_tabu * 2 > cases, "{saved_by_tabu} of {cases}");
 }
@@ -139,10 +219,22 @@ fn searching_for_fewer_vls_never_needs_more_and_stays_deadlock_free() {
 /// The reference implementation (LNMP + OpenSM's DFSSSP) needed 3 VLs on Slim Fly q = 5 with
 /// 4 layers, for a routing with hardly any non-minimal diversity; ours, with 3 edge-disjoint
 /// paths for every pair that can have them (6/7 of all), fits in as many.
-#[test]
-fn slim_fly_q5_with_4_layers_fits_in_3_vls() {
-    for seed in [1, 2, 3] {
+mod slim_fly_q5_with_4_layers_fits_in_3_vls {
+    use super::*;
+    fn fits(seed: u64) {
         let vls = vls_with("slimfly:q=5", 4, seed, VlSearch::FULL);
         assert!(vls <= 3, "seed {seed}: {vls} VLs");
+    }
+    #[test]
+    fn seed_1() {
+        fits(1);
+    }
+    #[test]
+    fn seed_2() {
+        fits(2);
+    }
+    #[test]
+    fn seed_3() {
+        fits(3);
     }
 }

@@ -14,6 +14,7 @@ use ibfabric::deadlock::{
     colouring_scheme, identity_row, route_deadlock_free, verify,
 };
 use ibfabric::io::{path_sl, sl2vl};
+use ibfabric::rng::Rng;
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::route;
 use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig};
@@ -337,37 +338,25 @@ fn brute_force_dependencies(
     edges
 }
 
-/// A small deterministic generator for the random cases.
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self, bound: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % bound
-    }
-}
-
-fn random_row(rng: &mut Lcg, vls: u64) -> SlVlRow {
-    std::array::from_fn(|_| rng.next(vls) as u8)
+fn random_row(rng: &mut Rng, vls: u64) -> SlVlRow {
+    std::array::from_fn(|_| rng.below(vls) as u8)
 }
 
 #[test]
 fn the_verdict_matches_a_brute_force_search_on_small_random_fabrics() {
-    let mut rng = Lcg(42);
+    let mut rng = Rng::new(42);
     let (mut cyclic, mut acyclic) = (0, 0);
     for case in 0..60 {
-        let switches = 6 + 2 * rng.next(3);
-        let degree = 3 + rng.next(2);
-        let hosts = 1 + rng.next(2);
+        let switches = 6 + 2 * rng.below(3);
+        let degree = 3 + rng.below(2);
+        let hosts = 1 + rng.below(2);
         let spec = format!("random:switches={switches},degree={degree},hosts={hosts},seed={case}");
         let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
-        let lmc = rng.next(2) as u8;
+        let lmc = rng.below(2) as u8;
         assign_lids(&mut fabric, lmc).unwrap();
         let lids = LidTable::from_fabric(&fabric).unwrap();
         let graph = RoutingGraph::new(&fabric);
-        let algorithm = match rng.next(3) {
+        let algorithm = match rng.below(3) {
             0 => Algorithm::Minimal,
             1 => Algorithm::Layered(PathLengths::default()),
             _ => Algorithm::Rues {
@@ -385,7 +374,7 @@ fn the_verdict_matches_a_brute_force_search_on_small_random_fabrics() {
         );
         let tables = forwarding_tables(&fabric, &graph, &routed, &lids);
         // Random SLs per route and random SL-to-VL tables over few VLs.
-        let vls = 1 + rng.next(3);
+        let vls = 1 + rng.below(3);
         let mut sls = SlTable {
             default: 0,
             ..SlTable::default()
@@ -393,7 +382,7 @@ fn the_verdict_matches_a_brute_force_search_on_small_random_fabrics() {
         let all: Vec<u16> = lids.iter().map(|(l, _)| l).collect();
         for &s in &all {
             for &d in &all {
-                sls.entries.insert((s, d), rng.next(3) as u8);
+                sls.entries.insert((s, d), rng.below(3) as u8);
             }
         }
         let mut sl2vl = Sl2VlTables::new(&fabric, identity_row(vls as u8));
@@ -461,7 +450,7 @@ fn the_verdict_matches_a_brute_force_search_on_small_random_fabrics() {
             acyclic += 1;
         }
         // One SL for every route: the switch-grouped fast path must agree with brute force.
-        let one = DefaultSl(rng.next(3) as u8);
+        let one = DefaultSl(rng.below(3) as u8);
         let expected = brute_force_cyclic(&fabric, &lids, &tables, &one, &sl2vl);
         let verdict = verify(
             &fabric,

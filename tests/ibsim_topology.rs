@@ -5,6 +5,7 @@
 mod common;
 
 use common::Ibsim;
+use common::fabrics::SMALL_FAT_TREE;
 use ibfabric::io::{NodeNameMap, ibnetdiscover, ibsim};
 use ibfabric::topology::TopologySpec;
 use ibfabric::topology::compare::compare;
@@ -54,7 +55,7 @@ fn lsft_n3_is_discovered_exactly_as_generated() {
 #[test]
 fn polarfly_and_fat_tree_are_discovered_exactly_as_generated() {
     discover_and_compare("polarfly:q=5");
-    discover_and_compare("fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=3");
+    discover_and_compare(SMALL_FAT_TREE);
 }
 
 #[test]

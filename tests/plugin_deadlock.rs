@@ -12,12 +12,14 @@
 mod common;
 
 use common::Ibsim;
+use common::fabrics::small_fabrics_for_ibsim;
 use common::plugin::{LAYERED_USED, canonical, plugin_config, run_opensm_with_conf};
-use common::readback::{ByLid, Lcg, ReadBack, core_routing, wait_for_dump};
+use common::readback::{ByLid, ReadBack, core_routing, wait_for_dump};
 use ibfabric::deadlock::{
     ColouringConfig, DefaultSl, DfssspConfig, PathSl, Scheme, SchemeChoice, SlTable,
 };
 use ibfabric::io::{ibsim, path_sl, sl2vl};
+use ibfabric::rng::Rng;
 use ibfabric::topology::NodeId;
 
 fn plugin_routes_deadlock_free(mode: &str, scheme: Scheme, summary: &str) {
@@ -48,19 +50,19 @@ fn plugin_routes_deadlock_free(mode: &str, scheme: Scheme, summary: &str) {
 
     // The dump is what the ports hold: smpquery on a sample of switches and hosts.
     let fabric = &read.fabric;
-    let mut rng = Lcg(7);
+    let mut rng = Rng::new(7);
     let switches: Vec<NodeId> = fabric.switches().collect();
     let hosts: Vec<NodeId> = fabric.hosts().collect();
     let mut queried = String::new();
     for _ in 0..4 {
-        let s = switches[rng.below(switches.len())];
+        let s = switches[rng.below(switches.len() as u64) as usize];
         let lid = fabric.node(s).ports[0].lid.to_string();
         for (p, _) in fabric.neighbours(s) {
             queried += &sim.run("smpquery", &["sl2vl", &lid, &p.to_string()]);
         }
     }
     for _ in 0..8 {
-        let h = hosts[rng.below(hosts.len())];
+        let h = hosts[rng.below(hosts.len() as u64) as usize];
         queried += &sim.run(
             "smpquery",
             &["sl2vl", &fabric.node(h).ports[1].lid.to_string()],
@@ -133,42 +135,50 @@ fn plugin_is_deadlock_free_with_switch_colouring() {
     );
 }
 
-/// The other constructions and an irregular fabric, in the default `auto` mode: the plugin's
-/// tables, SL-to-VL tables and SA answers are the core's, complete on every layer and
-/// deadlock-free by the verifier on the read-back state.
-#[test]
-fn plugin_is_deadlock_free_on_mlfm_lsft_fat_tree_and_a_random_fabric() {
+/// The plugin on `spec` in the default `auto` mode: its tables, SL-to-VL tables and SA
+/// answers are the core's, complete on every layer and deadlock-free by the verifier on the
+/// read-back state.
+fn plugin_is_deadlock_free_in_auto_mode(spec: &str) {
     use ibfabric::analysis::{self, Options};
-    for spec in [
-        "mlfm:d=3",
-        "lsft:n=3",
-        "fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=3",
-        "random:switches=24,degree=5,hosts=2,seed=9",
-    ] {
-        let generated = common::generated(spec);
-        let sim = Ibsim::start(&ibsim::write_net(&generated));
-        let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
-        let read = ReadBack::read(&sim, &sm);
-        let log = sm.log();
-        let switches = generated.switches().count();
-        let routed = format!("layered: routed {switches} switches, ");
-        assert!(log.contains(&routed), "{spec}: no `{routed}`:\n{log}");
-        assert!(log.contains(LAYERED_USED), "{spec}:\n{log}");
-        let summary = log
-            .lines()
-            .find(|l| l.contains("layered: deadlock-free by"))
-            .unwrap_or_else(|| panic!("{spec}: no deadlock line:\n{log}"));
-        eprintln!("{spec}: {summary}");
+    let generated = common::generated(spec);
+    let sim = Ibsim::start(&ibsim::write_net(&generated));
+    let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
+    let read = ReadBack::read(&sim, &sm);
+    let log = sm.log();
+    let switches = generated.switches().count();
+    let routed = format!("layered: routed {switches} switches, ");
+    assert!(log.contains(&routed), "{spec}: no `{routed}`:\n{log}");
+    assert!(log.contains(LAYERED_USED), "{spec}:\n{log}");
+    let summary = log
+        .lines()
+        .find(|l| l.contains("layered: deadlock-free by"))
+        .unwrap_or_else(|| panic!("{spec}: no deadlock line:\n{log}"));
+    eprintln!("{spec}: {summary}");
 
-        let canon = canonical(&read.fabric);
-        let expected = core_routing(&canon, &SchemeChoice::Auto.schemes(8));
-        assert_eq!(expected.layers, 4, "{spec}: {:?}", expected.reductions);
-        read.assert_equals(&canon, &expected);
-        let report = analysis::analyze(&read.fabric, &read.lids, &read.tables, &Options::default());
-        assert!(report.is_complete(), "{spec}: {report}");
-        assert_eq!(report.layers, 4, "{spec}");
-        read.assert_sa_answers(&sim, &expected.path_sls, 5, 2);
-        let verdict = read.verify(&ByLid(&expected.path_sls));
-        assert!(verdict.is_deadlock_free(), "{spec}: {verdict:?}");
-    }
+    let canon = canonical(&read.fabric);
+    let expected = core_routing(&canon, &SchemeChoice::Auto.schemes(8));
+    assert_eq!(expected.layers, 4, "{spec}: {:?}", expected.reductions);
+    read.assert_equals(&canon, &expected);
+    let report = analysis::analyze(&read.fabric, &read.lids, &read.tables, &Options::default());
+    assert!(report.is_complete(), "{spec}: {report}");
+    assert_eq!(report.layers, 4, "{spec}");
+    read.assert_sa_answers(&sim, &expected.path_sls, 5, 2);
+    let verdict = read.verify(&ByLid(&expected.path_sls));
+    assert!(verdict.is_deadlock_free(), "{spec}: {verdict:?}");
+}
+
+/// One test per fabric.
+macro_rules! auto_mode_tests {
+    ($($name:ident $spec:expr,)*) => {$(
+        #[test]
+        fn $name() {
+            plugin_is_deadlock_free_in_auto_mode($spec);
+        }
+    )*};
+}
+
+/// The other constructions and an irregular fabric.
+mod plugin_is_deadlock_free_on_mlfm_lsft_fat_tree_and_a_random_fabric {
+    use super::*;
+    small_fabrics_for_ibsim!(auto_mode_tests);
 }

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::fabrics::SMALL_FAT_TREE;
 use common::plugin::{
     LAYERED_USED, MINHOP_USED, canonical, plugin_config, run_opensm_with_conf,
     run_opensm_with_plugin,
@@ -129,7 +130,7 @@ fn plugin_routes_slim_fly_with_layered_routing_on_4_layers() {
 #[test]
 fn plugin_routes_fat_tree_with_parallel_cables() {
     let (fabric, report) = route_and_compare(
-        "fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=3",
+        SMALL_FAT_TREE,
         "layered: routed 6 switches, 54 LIDs, 4 layers",
     );
     assert_eq!(fabric.switches().count(), 6);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use common::plugin::{
     LAYERED_USED, MINHOP_USED, canonical, plugin_config, plugin_dir, run_opensm_with_conf,
 };
-use common::readback::{ByLid, Lcg, ReadBack, core_routing};
+use common::readback::{ByLid, ReadBack, core_routing};
 use common::{Ibsim, OpenSm, OpenSmOptions, SUBNET_UP};
 use ibfabric::Fabric;
 use ibfabric::analysis::{self, Options};
@@ -19,6 +19,7 @@ use ibfabric::deadlock::SchemeChoice;
 use ibfabric::io::ibsim;
 use ibfabric::plan::build::{PlanOptions, plan_for};
 use ibfabric::plan::document::PlanDocument;
+use ibfabric::rng::Rng;
 use ibfabric::topology::TopologySpec;
 use ibfabric::verify::wiring::Wiring;
 
@@ -116,10 +117,10 @@ fn cut_cables_are_routed_around_and_restoring_them_restores_the_routing() {
         .iter()
         .filter(|l| generated.node(l.a.node).is_switch() && generated.node(l.b.node).is_switch())
         .collect();
-    let mut rng = Lcg(2026);
+    let mut rng = Rng::new(2026);
     let mut cut = Vec::new();
     while cut.len() < CUT {
-        let l = inter[rng.below(inter.len())];
+        let l = inter[rng.below(inter.len() as u64) as usize];
         if !cut.contains(&l) {
             cut.push(l);
         }

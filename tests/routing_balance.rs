@@ -12,23 +12,19 @@
 //! integer program over the 1568 pairs with several minimal paths, solved outside the project),
 //! and the routing reaches it; its bound is 1.15.
 
-use ibfabric::analysis::{Options, Report, analyze};
-use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig, assign_lids, route_fabric};
-use ibfabric::topology::TopologySpec;
+mod common;
 
-/// Routes `spec` with `layers` layers and `seed` (1 is the CLI's default) and analyses the
-/// tables.
-fn report_with_seed(spec: &str, layers: usize, seed: u64) -> Report {
-    let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
-    assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
-    let config = RoutingConfig {
-        layers,
-        algorithm: Algorithm::Layered(PathLengths::default()),
-        seed,
-        ..Default::default()
-    };
-    let routed = route_fabric(&fabric, &config).unwrap();
-    let report = analyze(&fabric, &routed.lids, &routed.tables, &Options::default());
+use common::fabrics::slim_fly;
+use common::routed::layered;
+use ibfabric::analysis::{Options, Report, analyze};
+
+/// Routes Slim Fly q with `layers` layers and `seed` (1 is the CLI's default) and analyses
+/// the tables.
+fn report_with_seed(q: u32, layers: usize, seed: u64) -> Report {
+    let spec = slim_fly(q);
+    let routed = layered(&spec, layers, seed);
+    let (fabric, routed) = (&routed.fabric, &routed.routed);
+    let report = analyze(fabric, &routed.lids, &routed.tables, &Options::default());
     assert!(report.is_complete(), "{spec} L={layers}:\n{report}");
     assert!(
         report.paths.iter().all(|l| l.max_hops <= 3),
@@ -38,108 +34,170 @@ fn report_with_seed(spec: &str, layers: usize, seed: u64) -> Report {
 }
 
 /// [`report_with_seed`] with seed 1.
-fn report(spec: &str, layers: usize) -> Report {
-    report_with_seed(spec, layers, 1)
+fn report(q: u32, layers: usize) -> Report {
+    report_with_seed(q, layers, 1)
 }
 
-/// (fabric, layers, bound on link-load max/mean, floor on the fraction of pairs with three
-/// edge-disjoint paths, floor on the fraction with two). The floors are what the routing
-/// reached before load balancing or right after it, whichever was lower (the targets
-/// where it names them: 6/7 for q = 5 with 4 layers, 96 % for q = 7 with 4, 99.5 % with 8),
-/// so balancing may not lose diversity.
-const CASES: [(&str, usize, f64, f64, f64); 15] = [
-    ("slimfly:q=4", 2, 1.10, 0.0, 0.701),
-    ("slimfly:q=4", 4, 1.10, 0.781, 1.0),
-    ("slimfly:q=4", 8, 1.10, 0.838, 1.0),
-    ("slimfly:q=5", 2, 1.10, 0.0, 0.515),
-    ("slimfly:q=5", 4, 1.10, 6.0 / 7.0 - 1e-9, 6.0 / 7.0 - 1e-9),
-    ("slimfly:q=5", 8, 1.10, 6.0 / 7.0 - 1e-9, 6.0 / 7.0 - 1e-9),
-    ("slimfly:q=7", 2, 1.10, 0.0, 0.773),
-    ("slimfly:q=7", 4, 1.10, 0.96, 0.999),
-    ("slimfly:q=7", 8, 1.10, 0.995, 1.0),
-    ("slimfly:q=8", 2, 1.10, 0.0, 0.755),
-    ("slimfly:q=8", 4, 1.10, 0.855, 0.999),
-    ("slimfly:q=8", 8, 1.10, 0.937, 1.0),
-    ("slimfly:q=9", 2, 1.10, 0.0, 0.560),
-    ("slimfly:q=9", 4, 1.10, 0.913, 0.944),
-    ("slimfly:q=9", 8, 1.10, 0.944, 0.944),
-];
-
-#[test]
-fn layered_routing_balances_link_load_without_losing_disjoint_paths() {
+/// Slim Fly q with `layers` layers: link-load max/mean at most `bound`, and at least the
+/// fractions `floor3` and `floor2` of pairs with three and two edge-disjoint paths.
+fn balances(q: u32, layers: usize, bound: f64, floor3: f64, floor2: f64) {
+    let report = report(q, layers);
+    let balance = report.link_load.total.max_over_mean;
+    let three = report.disjoint.at_least_three;
+    let two = report.disjoint.at_least_two;
+    println!("q = {q} L={layers}: max/mean {balance:.3}, ≥3 disjoint {three:.4}, ≥2 {two:.4}");
     let mut failures = Vec::new();
-    for (spec, layers, bound, floor3, floor2) in CASES {
-        let report = report(spec, layers);
-        let balance = report.link_load.total.max_over_mean;
-        let three = report.disjoint.at_least_three;
-        let two = report.disjoint.at_least_two;
-        println!("{spec} L={layers}: max/mean {balance:.3}, ≥3 disjoint {three:.4}, ≥2 {two:.4}");
-        if balance > bound {
-            failures.push(format!(
-                "{spec} L={layers}: max/mean {balance:.3} > {bound}"
-            ));
-        }
-        if three < floor3 {
-            failures.push(format!(
-                "{spec} L={layers}: ≥3 disjoint {three:.4} < {floor3}"
-            ));
-        }
-        if two < floor2 {
-            failures.push(format!(
-                "{spec} L={layers}: ≥2 disjoint {two:.4} < {floor2}"
-            ));
-        }
+    if balance > bound {
+        failures.push(format!("max/mean {balance:.3} > {bound}"));
     }
-    assert!(failures.is_empty(), "{failures:#?}");
-}
-
-#[test]
-fn one_layer_is_balanced_as_far_as_minimal_paths_allow() {
-    // (fabric, bound): 1.10, except q = 7, whose minimal paths allow no better than 1.142
-    // (see the module documentation).
-    let cases = [
-        ("slimfly:q=4", 1.10),
-        ("slimfly:q=5", 1.10),
-        ("slimfly:q=7", 1.15),
-        ("slimfly:q=8", 1.10),
-        ("slimfly:q=9", 1.10),
-    ];
-    let mut failures = Vec::new();
-    for (spec, bound) in cases {
-        let balance = report(spec, 1).link_load.total.max_over_mean;
-        println!("{spec} L=1: max/mean {balance:.3}");
-        if balance > bound {
-            failures.push(format!("{spec} L=1: max/mean {balance:.3} > {bound}"));
-        }
+    if three < floor3 {
+        failures.push(format!("≥3 disjoint {three:.4} < {floor3}"));
     }
-    assert!(failures.is_empty(), "{failures:#?}");
+    if two < floor2 {
+        failures.push(format!("≥2 disjoint {two:.4} < {floor2}"));
+    }
+    assert!(failures.is_empty(), "q = {q} L={layers}: {failures:#?}");
 }
 
-#[test]
-fn four_layers_meet_the_targets_for_every_seed() {
-    // (fabric, floor on the fraction of pairs with three disjoint paths): the 96 % for
-    // q = 7, the structural limit 6/7 for q = 5.
-    let cases = [("slimfly:q=7", 0.96), ("slimfly:q=5", 6.0 / 7.0 - 1e-9)];
-    let mut failures = Vec::new();
-    for (spec, floor) in cases {
-        for seed in 1..=8 {
-            let report = report_with_seed(spec, 4, seed);
-            let balance = report.link_load.total.max_over_mean;
-            let three = report.disjoint.at_least_three;
-            println!("{spec} seed {seed}: max/mean {balance:.3}, ≥3 disjoint {three:.4}");
-            if balance > 1.10 || three < floor {
-                failures.push(format!(
-                    "{spec} seed {seed}: max/mean {balance:.3}, ≥3 disjoint {three:.4}"
-                ));
+/// One test per (fabric, layers): `name: q, layers, bound on link-load max/mean, floor on the
+/// fraction of pairs with three edge-disjoint paths, floor on the fraction with two`. The
+/// floors are what the routing reached before load balancing or right after it, whichever was
+/// lower (the targets where it names them: 6/7 for q = 5 with 4 layers, 96 % for q = 7
+/// with 4, 99.5 % with 8), so balancing may not lose diversity.
+macro_rules! balance_cases {
+    ($($name:ident: $q:literal, $layers:literal, $bound:expr, $floor3:expr, $floor2:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            balances($q, $layers, $bound, $floor3, $floor2);
+        }
+    )*};
+}
+
+mod layered_routing_balances_link_load_without_losing_disjoint_paths {
+    use super::*;
+    balance_cases! {
+        slimfly_q4_layers_2: 4, 2, 1.10, 0.0, 0.701;
+        slimfly_q4_layers_4: 4, 4, 1.10, 0.781, 1.0;
+        slimfly_q4_layers_8: 4, 8, 1.10, 0.838, 1.0;
+        slimfly_q5_layers_2: 5, 2, 1.10, 0.0, 0.515;
+        slimfly_q5_layers_4: 5, 4, 1.10, 6.0 / 7.0 - 1e-9, 6.0 / 7.0 - 1e-9;
+        slimfly_q5_layers_8: 5, 8, 1.10, 6.0 / 7.0 - 1e-9, 6.0 / 7.0 - 1e-9;
+        slimfly_q7_layers_2: 7, 2, 1.10, 0.0, 0.773;
+        slimfly_q7_layers_4: 7, 4, 1.10, 0.96, 0.999;
+        slimfly_q7_layers_8: 7, 8, 1.10, 0.995, 1.0;
+        slimfly_q8_layers_2: 8, 2, 1.10, 0.0, 0.755;
+        slimfly_q8_layers_4: 8, 4, 1.10, 0.855, 0.999;
+        slimfly_q8_layers_8: 8, 8, 1.10, 0.937, 1.0;
+        slimfly_q9_layers_2: 9, 2, 1.10, 0.0, 0.560;
+        slimfly_q9_layers_4: 9, 4, 1.10, 0.913, 0.944;
+        slimfly_q9_layers_8: 9, 8, 1.10, 0.944, 0.944;
+    }
+}
+
+/// One layer (minimal routing alone): link-load max/mean at most `bound`.
+fn one_layer_balances(q: u32, bound: f64) {
+    let balance = report(q, 1).link_load.total.max_over_mean;
+    println!("q = {q} L=1: max/mean {balance:.3}");
+    assert!(
+        balance <= bound,
+        "q = {q} L=1: max/mean {balance:.3} > {bound}"
+    );
+}
+
+/// Bounds 1.10, except q = 7, whose minimal paths allow no better than 1.142 (see the module
+/// documentation).
+mod one_layer_is_balanced_as_far_as_minimal_paths_allow {
+    use super::*;
+    #[test]
+    fn slimfly_q4() {
+        one_layer_balances(4, 1.10);
+    }
+    #[test]
+    fn slimfly_q5() {
+        one_layer_balances(5, 1.10);
+    }
+    #[test]
+    fn slimfly_q7() {
+        one_layer_balances(7, 1.15);
+    }
+    #[test]
+    fn slimfly_q8() {
+        one_layer_balances(8, 1.10);
+    }
+    #[test]
+    fn slimfly_q9() {
+        one_layer_balances(9, 1.10);
+    }
+}
+
+/// Four layers with `seed`: max/mean at most 1.10 and at least the fraction `floor` of pairs
+/// with three disjoint paths.
+fn four_layers_meet_the_targets(q: u32, seed: u64, floor: f64) {
+    let report = report_with_seed(q, 4, seed);
+    let balance = report.link_load.total.max_over_mean;
+    let three = report.disjoint.at_least_three;
+    println!("q = {q} seed {seed}: max/mean {balance:.3}, ≥3 disjoint {three:.4}");
+    assert!(
+        balance <= 1.10 && three >= floor,
+        "q = {q} seed {seed}: max/mean {balance:.3}, ≥3 disjoint {three:.4}"
+    );
+}
+
+/// One module per fabric, one test per seed 1..=8: `name: q, floor on the fraction of pairs
+/// with three disjoint paths`.
+macro_rules! every_seed {
+    ($($name:ident: $q:literal, $floor:expr;)*) => {$(
+        mod $name {
+            use super::*;
+            #[test]
+            fn seed_1() {
+                four_layers_meet_the_targets($q, 1, $floor);
+            }
+            #[test]
+            fn seed_2() {
+                four_layers_meet_the_targets($q, 2, $floor);
+            }
+            #[test]
+            fn seed_3() {
+                four_layers_meet_the_targets($q, 3, $floor);
+            }
+            #[test]
+            fn seed_4() {
+                four_layers_meet_the_targets($q, 4, $floor);
+            }
+            #[test]
+            fn seed_5() {
+                four_layers_meet_the_targets($q, 5, $floor);
+            }
+            #[test]
+            fn seed_6() {
+                four_layers_meet_the_targets($q, 6, $floor);
+            }
+            #[test]
+            fn seed_7() {
+                four_layers_meet_the_targets($q, 7, $floor);
+            }
+            #[test]
+            fn seed_8() {
+                four_layers_meet_the_targets($q, 8, $floor);
             }
         }
+    )*};
+}
+
+/// The 96 % of pairs with three disjoint paths for q = 7, the structural limit 6/7
+/// for q = 5.
+mod four_layers_meet_the_targets_for_every_seed {
+    use super::*;
+    every_seed! {
+        slimfly_q7: 7, 0.96;
+        slimfly_q5: 5, 6.0 / 7.0 - 1e-9;
     }
-    assert!(failures.is_empty(), "{failures:#?}");
 }
 
 #[test]
 fn balancing_keeps_the_large_fabrics_diverse() {
-    let report = report("slimfly:q=11", 8);
+    let report = report(11, 8);
     assert!(
         report.disjoint.at_least_three >= 0.99,
         "{}",

@@ -2,21 +2,24 @@
 //! acceptance set and every layer count, as the independent analyser walks them; layer 0 is
 //! minimal and layered paths never exceed max(d + 1, 3) hops.
 
-use ibfabric::analysis::{Options, analyze};
-use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig, assign_lids, route_fabric};
-use ibfabric::topology::TopologySpec;
+mod common;
 
+use common::fabrics::acceptance_set;
+use common::routed::routed;
+use ibfabric::analysis::{Options, analyze};
+use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig};
+
+/// Routes `spec` with `layers` layers of `algorithm` (seed 7) and checks the tables.
 fn check(spec: &str, layers: usize, algorithm: Algorithm) {
-    let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
-    assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
     let config = RoutingConfig {
         layers,
         algorithm: algorithm.clone(),
         seed: 7,
         ..Default::default()
     };
-    let routed = route_fabric(&fabric, &config).unwrap();
-    let report = analyze(&fabric, &routed.lids, &routed.tables, &Options::default());
+    let routed = routed(spec, &config);
+    let (fabric, routed) = (&routed.fabric, &routed.routed);
+    let report = analyze(fabric, &routed.lids, &routed.tables, &Options::default());
     assert!(
         report.is_complete(),
         "{spec} L={layers} {algorithm:?}:\n{report}"
@@ -51,45 +54,68 @@ fn check(spec: &str, layers: usize, algorithm: Algorithm) {
     }
 }
 
-const FABRICS: [&str; 14] = [
-    "slimfly:q=4",
-    "slimfly:q=5",
-    "slimfly:q=7",
-    "slimfly:q=8",
-    "slimfly:q=9",
-    "slimfly:q=11",
-    "slimfly:q=13",
-    "mlfm:d=3",
-    "mlfm:d=4",
-    "lsft:n=3",
-    "lsft:n=5",
-    "fattree:leaves=12,spines=6,links-per-pair=3,hosts-per-leaf=18",
-    "random:switches=40,degree=5,hosts=3,seed=1",
-    "random:switches=64,degree=7,hosts=2,seed=2",
-];
-
-#[test]
-fn layered_routing_is_complete_on_every_fabric_and_layer_count() {
-    for spec in FABRICS {
-        for layers in [1, 2, 4, 8] {
-            check(spec, layers, Algorithm::Layered(PathLengths::default()));
+/// One module per fabric of the acceptance set, one test per layer count.
+macro_rules! layered_routing_is_complete {
+    ($($name:ident $spec:literal $size:ident,)*) => {$(
+        mod $name {
+            use super::*;
+            fn check_layered(layers: usize) {
+                check($spec, layers, Algorithm::Layered(PathLengths::default()));
+            }
+            #[test]
+            fn layers_1() {
+                check_layered(1);
+            }
+            #[test]
+            fn layers_2() {
+                check_layered(2);
+            }
+            #[test]
+            fn layers_4() {
+                check_layered(4);
+            }
+            #[test]
+            fn layers_8() {
+                check_layered(8);
+            }
         }
-    }
+    )*};
 }
 
-#[test]
-fn baselines_are_complete_too() {
-    for spec in FABRICS
-        .iter()
-        .filter(|s| !s.contains("q=13") && !s.contains("q=11"))
-    {
-        check(spec, 4, Algorithm::Minimal);
-        check(
-            spec,
-            4,
-            Algorithm::Rues {
-                keep_per_mille: 600,
-            },
-        );
-    }
+/// The baselines with 4 layers, on every fabric but the two largest Slim Flies.
+macro_rules! baselines_are_complete {
+    ($($name:ident $spec:literal $size:ident,)*) => {$(
+        baselines_are_complete!(@one $name $spec $size);
+    )*};
+    (@one $name:ident $spec:literal large) => {};
+    (@one $name:ident $spec:literal largest) => {};
+    (@one $name:ident $spec:literal small) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn minimal() {
+                check($spec, 4, Algorithm::Minimal);
+            }
+            #[test]
+            fn rues() {
+                check(
+                    $spec,
+                    4,
+                    Algorithm::Rues {
+                        keep_per_mille: 600,
+                    },
+                );
+            }
+        }
+    };
+}
+
+mod layered_routing {
+    use super::*;
+    acceptance_set!(layered_routing_is_complete);
+}
+
+mod baselines {
+    use super::*;
+    acceptance_set!(baselines_are_complete);
 }

@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 
 use super::*;
+use crate::rng::Rng;
 use crate::routing::{NO_PORT, assign_lids};
 use crate::topology::{Construction, FabricBuilder, NodeId, PortRef, slimfly::SlimFly};
 
@@ -351,14 +352,6 @@ fn minhop_on_slim_fly_q5_is_minimal_with_one_disjoint_path_per_pair() {
     assert_eq!(r.disjoint.histogram, vec![0, 50 * 49, 0]);
 }
 
-/// splitmix64: a deterministic pseudo-random number from `x`.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
 /// Tables whose layer ℓ follows the shortest-path tree of random cable weights (1 to 1.01 on
 /// layer 0, 1 to 1 + `spread` on the others), so layers differ: minimal and longer paths,
 /// several distinct paths per switch pair.
@@ -370,7 +363,8 @@ fn random_layers(f: &Fabric, lids: &LidTable, seed: u64, spread: f64) -> Forward
         dense[s.index()] = i;
     }
     let weight = |layer: u8, node: NodeId, port: u8| {
-        let r = mix(seed ^ (u64::from(layer) << 48) ^ (u64::from(node.0) << 8) ^ u64::from(port));
+        let cable = seed ^ (u64::from(layer) << 48) ^ (u64::from(node.0) << 8) ^ u64::from(port);
+        let r = Rng::new(cable).next_u64();
         let spread = if layer == 0 { 0.01 } else { spread };
         1.0 + spread * (r >> 11) as f64 / (1u64 << 53) as f64
     };

@@ -455,6 +455,7 @@ pub(crate) fn shortest_cycle(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Rng;
 
     fn search(adj: &[Vec<u32>]) -> Option<Vec<u32>> {
         let mut s = CycleSearch::new(adj.len());
@@ -600,12 +601,10 @@ mod tests {
         let n = 30u32;
         let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n as usize];
         let mut order = TopoOrder::of_acyclic(n as usize, |_, _| {});
-        let mut x = 12345u64;
+        let mut rng = Rng::new(12345);
+        let (mut refused, mut kept) = (0, 0);
         for _ in 0..400 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let (a, b) = (((x >> 33) % 30) as u32, ((x >> 13) % 30) as u32);
+            let (a, b) = (rng.below(30) as u32, rng.below(30) as u32);
             let reaches = |from: u32, to: u32, adj: &Vec<Vec<u32>>| {
                 let mut seen = [false; 30];
                 let mut stack = vec![from];
@@ -640,6 +639,9 @@ mod tests {
             assert_eq!(added, !closes);
             if added {
                 adj[a as usize].push(b);
+                kept += 1;
+            } else {
+                refused += 1;
             }
             for (v, ws) in adj.iter().enumerate() {
                 for &w in ws {
@@ -647,6 +649,8 @@ mod tests {
                 }
             }
         }
+        // The sample exercised both answers.
+        assert!(refused > 0 && kept > 0, "{refused} refused, {kept} kept");
     }
 
     #[test]

@@ -1,29 +1,6 @@
 //! Deterministic mutations of a text, for the readers' robustness tests (test builds only).
 
-/// xorshift64: a tiny deterministic PRNG.
-pub(crate) struct XorShift(u64);
-
-impl XorShift {
-    /// A generator from a non-zero seed.
-    pub(crate) fn new(seed: u64) -> Self {
-        Self(seed.max(1))
-    }
-
-    /// The next 64 random bits.
-    pub(crate) fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    /// A number in `0..n` (`n > 0`).
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::rng::Rng;
 
 /// Characters garbage is made of: the format's punctuation, digits, letters, blanks and a few
 /// multi-byte ones.
@@ -36,33 +13,34 @@ const GARBAGE: &[char] = &[
 /// a character replaced, garbage inserted, or all tabs replaced by spaces.
 pub(crate) fn mutants(text: &str, seed: u64, count: usize) -> Vec<String> {
     let lines: Vec<&str> = text.lines().collect();
-    let mut rng = XorShift::new(seed);
+    let mut rng = Rng::new(seed);
+    let mut below = |n: usize| rng.below(n as u64) as usize;
     let mut out = Vec::with_capacity(count);
     if lines.is_empty() {
         return out;
     }
     for k in 0..count {
         let mut lines: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
-        let i = rng.below(lines.len());
+        let i = below(lines.len());
         match k % 7 {
             0 => {
                 lines.remove(i);
             }
             1 => {
                 let copy = lines[i].clone();
-                let j = rng.below(lines.len());
+                let j = below(lines.len());
                 lines.insert(j, copy);
             }
             2 => {
                 let chars: Vec<char> = lines[i].chars().collect();
-                let cut = rng.below(chars.len() + 1);
+                let cut = below(chars.len() + 1);
                 lines[i] = chars[..cut].iter().collect();
             }
             3 => {
                 let mut chars: Vec<char> = lines[i].chars().collect();
                 if chars.len() >= 2 {
-                    let a = rng.below(chars.len());
-                    let b = rng.below(chars.len());
+                    let a = below(chars.len());
+                    let b = below(chars.len());
                     chars.swap(a, b);
                 }
                 lines[i] = chars.into_iter().collect();
@@ -70,19 +48,17 @@ pub(crate) fn mutants(text: &str, seed: u64, count: usize) -> Vec<String> {
             4 => {
                 let mut chars: Vec<char> = lines[i].chars().collect();
                 if !chars.is_empty() {
-                    let a = rng.below(chars.len());
-                    chars[a] = GARBAGE[rng.below(GARBAGE.len())];
+                    let a = below(chars.len());
+                    chars[a] = GARBAGE[below(GARBAGE.len())];
                 }
                 lines[i] = chars.into_iter().collect();
             }
             5 => {
-                let len = rng.below(40);
-                let garbage: String = (0..len)
-                    .map(|_| GARBAGE[rng.below(GARBAGE.len())])
-                    .collect();
+                let len = below(40);
+                let garbage: String = (0..len).map(|_| GARBAGE[below(GARBAGE.len())]).collect();
                 // Half the time glue the garbage to the start of an existing line, so it
                 // looks like a port line or header gone wrong.
-                if rng.below(2) == 0 {
+                if below(2) == 0 {
                     lines.insert(i, garbage);
                 } else {
                     lines[i] = format!("{garbage}{}", lines[i]);

@@ -44,15 +44,16 @@ impl FabricBuilder {
         let guid = Guid(SWITCH_GUID_BASE + (self.switches << 8));
         self.switches += 1;
         let description = format!("MF0;{name}:{}/U1", self.fabric.name);
-        self.add(
-            NodeKind::Switch,
+        let num_ports = u8::try_from(num_ports).expect("constructions validate port counts");
+        let spec = NodeSpec {
+            kind: NodeKind::Switch,
             name,
             description,
             guid,
             num_ports,
             rack,
-            Self::SWITCH_DEVICE_ID,
-        )
+        };
+        self.add(spec, Self::SWITCH_DEVICE_ID)
     }
 
     /// Adds a single-port host with description `<name> HCA-1 <fabric name>`.
@@ -60,37 +61,21 @@ impl FabricBuilder {
         let guid = Guid(HOST_GUID_BASE + (self.hosts << 4));
         self.hosts += 1;
         let description = format!("{name} HCA-1 {}", self.fabric.name);
-        self.add(
-            NodeKind::Ca,
-            name,
-            description,
-            guid,
-            1,
-            rack,
-            Self::HOST_DEVICE_ID,
-        )
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn add(
-        &mut self,
-        kind: NodeKind,
-        name: String,
-        description: String,
-        guid: Guid,
-        num_ports: usize,
-        rack: Option<u32>,
-        device_id: u32,
-    ) -> NodeId {
-        let num_ports = u8::try_from(num_ports).expect("constructions validate port counts");
         let spec = NodeSpec {
-            kind,
+            kind: NodeKind::Ca,
             name,
             description,
             guid,
-            num_ports,
+            num_ports: 1,
             rack,
         };
+        self.add(spec, Self::HOST_DEVICE_ID)
+    }
+
+    /// Adds the node `spec` with the builder's vendor id, `device_id`, and its node GUID as
+    /// system GUID (each generated node is a system of its own).
+    fn add(&mut self, spec: NodeSpec, device_id: u32) -> NodeId {
+        let guid = spec.guid;
         let id = self
             .fabric
             .add_node(spec)

@@ -12,6 +12,7 @@ pub mod fattree;
 mod link_rate;
 pub mod lsft;
 pub mod mlfm;
+mod pairing;
 mod params;
 pub mod polarfly;
 pub mod random_regular;

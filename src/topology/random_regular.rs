@@ -1,14 +1,16 @@
 //! Seeded random regular switch graphs: the irregular-topology test case (and the "random"
 //! baseline of low-diameter network studies, such as Jellyfish).
 //!
-//! n switches of network degree k (n·k even, k < n), built by the pairing model: every switch
-//! gets k stubs, stubs are matched at random, and a matching with a self-loop or a parallel
-//! cable is repaired by random swaps of two cables' ends. The result is connected (retried with
-//! the next seed otherwise). Switch i is named `rr<i>`, its hosts `rr<i>-h<j>`; network ports
+//! n switches of network degree k (n·k even, k < n), built by the pairing model
+//! ([`super::pairing`]): every switch gets k stubs, stubs are matched at random, and a matching
+//! with a self-loop or a parallel cable is repaired by random swaps of two cables' ends. The
+//! result is connected (retried with the next seed otherwise). Switch i is named `rr<i>`, its hosts `rr<i>-h<j>`; network ports
 //! 1..=k in matching order, hosts on ports k + 1 ..= k + hosts. No racks.
 
+use std::collections::HashSet;
+
+use super::pairing::{Pairing, Repair};
 use super::{Construction, Fabric, FabricBuilder, Size, TopologyError};
-use crate::rng::Rng;
 
 /// A seeded random k-regular graph with hosts.
 #[derive(Debug, Clone)]
@@ -61,45 +63,14 @@ impl RandomRegular {
 
     /// The cables as pairs of switch indexes: a simple connected k-regular graph.
     pub fn cables(&self) -> Vec<(u32, u32)> {
-        let (n, k) = (self.switches, self.degree);
-        let mut attempt = self.seed;
-        loop {
-            let mut rng = Rng::new(attempt);
-            let mut stubs: Vec<u32> = (0..n)
-                .flat_map(|v| std::iter::repeat_n(v, k as usize))
-                .collect();
-            rng.shuffle(&mut stubs);
-            let mut pairs: Vec<(u32, u32)> = stubs.chunks(2).map(|c| (c[0], c[1])).collect();
-            if repair(&mut pairs, &mut rng) && connected(n, &pairs) {
-                return pairs;
-            }
-            attempt = attempt.wrapping_add(0x9E37_79B9);
-        }
-    }
-}
-
-/// Removes self-loops and parallel cables by swapping ends with random other cables.
-fn repair(pairs: &mut [(u32, u32)], rng: &mut Rng) -> bool {
-    let bad = |pairs: &[(u32, u32)], i: usize| {
-        let (a, b) = pairs[i];
-        a == b
-            || pairs
-                .iter()
-                .enumerate()
-                .any(|(j, &(c, d))| j != i && ((c, d) == (a, b) || (d, c) == (a, b)))
-    };
-    for _ in 0..100 * pairs.len() {
-        let Some(i) = (0..pairs.len()).find(|&i| bad(pairs, i)) else {
-            return true;
+        let pairing = Pairing {
+            vertices: self.switches,
+            degree: self.degree,
+            forbidden: &HashSet::new(),
+            repair: Repair::FirstBad,
         };
-        let j = rng.below(pairs.len() as u64) as usize;
-        if i != j {
-            let (a, b) = pairs[i];
-            let (c, d) = pairs[j];
-            (pairs[i], pairs[j]) = ((a, d), (c, b));
-        }
+        pairing.draw(self.seed, |pairs| connected(self.switches, pairs))
     }
-    false
 }
 
 fn connected(n: u32, pairs: &[(u32, u32)]) -> bool {

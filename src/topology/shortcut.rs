@@ -2,7 +2,8 @@
 //! every switch has network degree d (the small-world topology of Koibuchi et al. that the
 //! shortcut-topology collective studies use; there with n = 1024, d = 19, one host per switch).
 //!
-//! The ring cables are i — i+1 (mod n). The shortcuts come from the pairing model: every switch
+//! The ring cables are i — i+1 (mod n). The shortcuts come from the pairing model
+//! ([`super::pairing`]): every switch
 //! gets d − 2 stubs, the stubs are matched at random, and a shortcut that would be a self-loop
 //! or duplicate a cable (ring or shortcut) is repaired by swapping ends with another random
 //! shortcut. Dense networks (more than half of the possible shortcuts) draw the shortcuts
@@ -16,8 +17,8 @@
 
 use std::collections::HashSet;
 
+use super::pairing::{Pairing, Repair};
 use super::{Construction, Fabric, FabricBuilder, Size, TopologyError};
-use crate::rng::Rng;
 
 /// A seeded ring-based random shortcut network with hosts.
 #[derive(Debug, Clone)]
@@ -118,75 +119,20 @@ impl Shortcut {
     }
 }
 
-/// A seeded random k-regular simple graph on n vertices with no edge in `avoid` (pairing
-/// model, repaired by random swaps; retried with derived seeds until it succeeds).
+/// A seeded random k-regular simple graph on n vertices with no edge in `avoid`.
 fn random_regular_avoiding(
     n: u32,
     k: u32,
     avoid: &HashSet<(u32, u32)>,
     seed: u64,
 ) -> Vec<(u32, u32)> {
-    let mut attempt = seed;
-    loop {
-        let mut rng = Rng::new(attempt);
-        let mut stubs: Vec<u32> = (0..n)
-            .flat_map(|v| std::iter::repeat_n(v, k as usize))
-            .collect();
-        rng.shuffle(&mut stubs);
-        let mut pairs: Vec<(u32, u32)> = stubs.chunks(2).map(|c| (c[0], c[1])).collect();
-        if repair(&mut pairs, avoid, &mut rng) {
-            return pairs;
-        }
-        attempt = attempt.wrapping_add(0x9E37_79B9);
-    }
-}
-
-/// Makes `pairs` simple and disjoint from `fixed` by swapping ends of bad pairs with random
-/// other pairs; false if that does not converge (the caller retries with another seed).
-fn repair(pairs: &mut [(u32, u32)], fixed: &HashSet<(u32, u32)>, rng: &mut Rng) -> bool {
-    let key = |(a, b): (u32, u32)| (a.min(b), a.max(b));
-    // How often each cable occurs among the pairs.
-    let mut count: std::collections::HashMap<(u32, u32), u32> = std::collections::HashMap::new();
-    for &p in pairs.iter() {
-        *count.entry(key(p)).or_default() += 1;
-    }
-    let bad = |p: (u32, u32), count: &std::collections::HashMap<(u32, u32), u32>| {
-        p.0 == p.1 || fixed.contains(&key(p)) || count[&key(p)] > 1
+    let pairing = Pairing {
+        vertices: n,
+        degree: k,
+        forbidden: avoid,
+        repair: Repair::Sweep,
     };
-    let mut budget = 200 * pairs.len() + 1000;
-    let mut i = 0;
-    while i < pairs.len() {
-        if !bad(pairs[i], &count) {
-            i += 1;
-            continue;
-        }
-        if budget == 0 {
-            return false;
-        }
-        budget -= 1;
-        let j = rng.below(pairs.len() as u64) as usize;
-        if i == j {
-            continue;
-        }
-        let ((a, b), (c, d)) = (pairs[i], pairs[j]);
-        let (new_i, new_j) = if rng.below(2) == 0 {
-            ((a, d), (c, b))
-        } else {
-            ((a, c), (b, d))
-        };
-        for old in [pairs[i], pairs[j]] {
-            *count.get_mut(&key(old)).expect("counted") -= 1;
-        }
-        for new in [new_i, new_j] {
-            *count.entry(key(new)).or_default() += 1;
-        }
-        (pairs[i], pairs[j]) = (new_i, new_j);
-        // A swap may break an earlier good pair (j < i): start over from there.
-        if j < i && bad(pairs[j], &count) {
-            i = j;
-        }
-    }
-    true
+    pairing.draw(seed, |_| true)
 }
 
 impl Construction for Shortcut {

@@ -5,8 +5,10 @@
 //! (so a crashed test cannot leave it behind) and is stopped by PID when the handle drops.
 #![allow(dead_code)]
 
+pub mod fabrics;
 pub mod plugin;
 pub mod readback;
+pub mod routed;
 
 use std::fs;
 use std::io::Write;

@@ -11,6 +11,7 @@ use ibfabric::deadlock::{
     route_deadlock_free, verify,
 };
 use ibfabric::io::{ibnetdiscover, lfts, path_sl, sl2vl};
+use ibfabric::rng::Rng;
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::{Algorithm, ForwardingTables, LidTable, PathLengths, RoutingConfig};
 use ibfabric::topology::{NodeId, PortRef};
@@ -40,20 +41,6 @@ pub fn core_routing(canon: &Fabric, schemes: &[Scheme]) -> DeadlockFree {
         ..Default::default()
     };
     route_deadlock_free(canon, &lids, &graph, &routing, schemes, Shortage::Fail).unwrap()
-}
-
-/// A small deterministic generator for samples.
-pub struct Lcg(pub u64);
-
-impl Lcg {
-    /// A number below `n`.
-    pub fn below(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) % n as u64) as usize
-    }
 }
 
 /// The text of dump `name` of `sm`, once written.
@@ -176,7 +163,7 @@ impl ReadBack {
         per_switch: usize,
     ) -> BTreeSet<u8> {
         let fabric = &self.fabric;
-        let mut rng = Lcg(seed);
+        let mut rng = Rng::new(seed);
         let all: Vec<u16> = self.lids.iter().map(|(l, _)| l).collect();
         let mut records = String::new();
         let mut asked = 0;
@@ -191,7 +178,7 @@ impl ReadBack {
                 _ => fabric.node(s).ports[0].lid,
             };
             for _ in 0..per_switch {
-                let dlid = all[rng.below(all.len())];
+                let dlid = all[rng.below(all.len() as u64) as usize];
                 if dlid == slid {
                     continue;
                 }
