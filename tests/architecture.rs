@@ -7,6 +7,10 @@
 //!
 //! Containment (`mod x;`) and relative paths (`x::y` naming a child module) are not imports of
 //! another file: a parent re-exporting its children is the one direction allowed.
+//!
+//! Test code is not part of the structure: a unit test imports fixtures that import the code
+//! under test, which is the point of a fixture. Inline `#[cfg(test)] mod … { … }` blocks and
+//! the files of `#[cfg(test)] mod …;` declarations (and everything below them) are left out.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -74,7 +78,8 @@ fn topology_imports_nothing_from_routing() {
 }
 
 /// The resolver on the shapes that occur: nested `use` groups, `super` from a file and from an
-/// inline module, paths in code, and look-alikes in comments, strings, chars and macros.
+/// inline module, paths in code, look-alikes in comments, strings, chars and macros, and test
+/// code left out.
 #[test]
 fn imports_are_resolved_to_the_files_that_define_their_modules() {
     let modules = [
@@ -100,17 +105,24 @@ fn imports_are_resolved_to_the_files_that_define_their_modules() {
         }
         fn lifetime<'a>(x: &'a str) -> &'a str { x }
         macro_rules! m { () => { $crate::d::h() } }
-        #[cfg(test)]
-        mod tests {
+        mod inner {
             use super::*;
             use super::super::c::T;
         }
+        #[cfg(test)]
+        mod tests {
+            use crate::d::InATest;
+        }
+        #[cfg(test)]
+        mod fixtures;
     "#;
-    let found: Vec<(usize, String, String)> =
-        imports_in(Path::new("a/b.rs"), &segments("a::b"), source, &modules)
-            .into_iter()
-            .map(|i| (i.line, i.path, i.to.display().to_string()))
-            .collect();
+    let file = imports_in(Path::new("a/b.rs"), &segments("a::b"), source, &modules);
+    assert_eq!(file.test_modules, vec![segments("a::b::fixtures")]);
+    let found: Vec<(usize, String, String)> = file
+        .imports
+        .into_iter()
+        .map(|i| (i.line, i.path, i.to.display().to_string()))
+        .collect();
     let expected = [
         (3, "super::c::Y", "a/c.rs"),
         (3, "super::Z", "a/mod.rs"),
@@ -118,8 +130,8 @@ fn imports_are_resolved_to_the_files_that_define_their_modules() {
         (4, "crate::a::b::*", "a/b.rs"),
         (4, "crate::a::c", "a/c.rs"),
         (8, "crate::d::g", "d.rs"),
-        (15, "super::*", "a/b.rs"),
-        (16, "super::super::c::T", "a/c.rs"),
+        (14, "super::*", "a/b.rs"),
+        (15, "super::super::c::T", "a/c.rs"),
     ];
     let expected: Vec<(usize, String, String)> = expected
         .iter()
@@ -160,17 +172,44 @@ fn imports_of(src: &Path) -> Vec<Import> {
         crates.entry(root).or_default().insert(module, file.clone());
     }
     let mut imports = Vec::new();
+    let mut test_only: Vec<(PathBuf, Vec<String>)> = Vec::new();
     for file in &files {
         let root = crate_of(file);
         let module = module_of(file.strip_prefix(&root).expect("in its crate"));
         let text = std::fs::read_to_string(src.join(file)).expect("readable source");
-        imports.extend(
-            imports_in(file, &module, &text, &crates[&root])
-                .into_iter()
-                .filter(|i| i.to != *file),
-        );
+        let found = imports_in(file, &module, &text, &crates[&root]);
+        test_only.extend(found.test_modules.into_iter().map(|m| (root.clone(), m)));
+        imports.extend(found.imports.into_iter().filter(|i| i.to != *file));
     }
+    let is_test_only = |file: &Path| {
+        let root = crate_of(file);
+        let module = module_of(file.strip_prefix(&root).expect("in its crate"));
+        test_only
+            .iter()
+            .any(|(r, m)| *r == root && module.starts_with(m))
+    };
+    imports.retain(|i| !is_test_only(&i.from) && !is_test_only(&i.to));
     imports
+}
+
+/// What one file holds: its imports outside test code, and the modules it declares test-only
+/// (`#[cfg(test)] mod x;`, as full module paths).
+struct FileImports {
+    imports: Vec<Import>,
+    test_modules: Vec<Vec<String>>,
+}
+
+/// Whether the tokens ending just before `i` are the attribute `#[cfg(test)]`.
+fn after_cfg_test(tokens: &[(usize, Token)], i: usize) -> bool {
+    let expected = ["#", "[", "cfg", "(", "test", ")", "]"];
+    i >= expected.len()
+        && tokens[i - expected.len()..i].iter().zip(expected).all(
+            |((_, token), want)| match token {
+                Token::Ident(word) => word == want,
+                Token::Punct(c) => want.len() == 1 && want.starts_with(*c),
+                Token::PathSep => false,
+            },
+        )
 }
 
 /// The `.rs` files under `dir`, relative to `src`.
@@ -322,33 +361,46 @@ fn imports_in(
     module: &[String],
     source: &str,
     modules: &BTreeMap<Vec<String>, PathBuf>,
-) -> Vec<Import> {
+) -> FileImports {
     let tokens = tokens(source);
     let mut imports = Vec::new();
+    let mut test_modules = Vec::new();
     // Inline modules (`mod tests { … }`) open at a brace depth: `super` counts from them.
-    let mut inline: Vec<(String, usize)> = Vec::new();
+    // Each remembers whether it is test code.
+    let mut inline: Vec<(String, usize, bool)> = Vec::new();
     let mut depth = 0;
     let mut i = 0;
     while i < tokens.len() {
         let current: Vec<String> = module
             .iter()
             .cloned()
-            .chain(inline.iter().map(|(name, _)| name.clone()))
+            .chain(inline.iter().map(|(name, _, _)| name.clone()))
             .collect();
+        let in_test = inline.iter().any(|&(_, _, test)| test);
         let mut record = |line: usize, path: Vec<String>| {
+            if in_test {
+                return;
+            }
             if let Some(import) = resolve(file, &current, line, &path, modules) {
                 imports.push(import);
             }
         };
         match &tokens[i].1 {
             Token::Ident(word) if word == "mod" => {
-                if let (Some((_, Token::Ident(name))), Some((_, Token::Punct('{')))) =
-                    (tokens.get(i + 1), tokens.get(i + 2))
-                {
-                    depth += 1;
-                    inline.push((name.clone(), depth));
-                    i += 3;
-                    continue;
+                let test = after_cfg_test(&tokens, i);
+                match (tokens.get(i + 1), tokens.get(i + 2)) {
+                    (Some((_, Token::Ident(name))), Some((_, Token::Punct('{')))) => {
+                        depth += 1;
+                        inline.push((name.clone(), depth, test));
+                        i += 3;
+                        continue;
+                    }
+                    (Some((_, Token::Ident(name))), Some((_, Token::Punct(';')))) if test => {
+                        let mut declared = current.clone();
+                        declared.push(name.clone());
+                        test_modules.push(declared);
+                    }
+                    _ => {}
                 }
             }
             Token::Ident(word) if word == "use" => {
@@ -378,7 +430,7 @@ fn imports_in(
             }
             Token::Punct('{') => depth += 1,
             Token::Punct('}') => {
-                if inline.last().is_some_and(|&(_, d)| d == depth) {
+                if inline.last().is_some_and(|&(_, d, _)| d == depth) {
                     inline.pop();
                 }
                 depth -= 1;
@@ -387,7 +439,10 @@ fn imports_in(
         }
         i += 1;
     }
-    imports
+    FileImports {
+        imports,
+        test_modules,
+    }
 }
 
 /// Parses the use tree at `i` under `prefix` into `out` (line and full path of each leaf,
