@@ -66,6 +66,8 @@ use crate::routing::layers::Layers;
 /// path counts (`t * n + s`, for destinations with endpoints), as the rebalancing pass leaves
 /// them. `lengths` bounds the layers after layer 0 (`None`: every layer stays minimal); with
 /// `cables`, every route stays unimodal in that order.
+// Loads and disjoint counts come by value from the rebalancing pass (the search's state takes
+// them over); grouping them would only wrap the hand-over.
 #[allow(clippy::too_many_arguments)]
 pub(in crate::routing) fn polish(
     graph: &RoutingGraph,
@@ -167,15 +169,25 @@ mod tests {
     /// second each.
     const BUDGET: u64 = 300_000;
 
+    /// Polishes rebalanced layers (no cable order) with `seed` and `budget`.
+    fn run(
+        graph: &RoutingGraph,
+        layers: &mut Layers,
+        lengths: Option<&PathLengths>,
+        (loads, disjoint): (Vec<u64>, Vec<u8>),
+        seed: u64,
+        budget: u64,
+    ) {
+        polish(graph, layers, lengths, loads, disjoint, None, seed, budget);
+    }
+
     fn polished(spec: &str, count: usize, lengths: Option<&PathLengths>, seed: u64) -> Layers {
         let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths);
-        polish(
+        run(
             &graph,
             &mut layers,
             lengths,
-            loads,
-            disjoint,
-            None,
+            (loads, disjoint),
             seed,
             BUDGET,
         );
@@ -186,13 +198,11 @@ mod tests {
     fn polished_layers_stay_loop_free_trees_within_their_lengths() {
         for (spec, count, lengths) in cases() {
             let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
-            polish(
+            run(
                 &graph,
                 &mut layers,
                 lengths.as_ref(),
-                loads,
-                disjoint,
-                None,
+                (loads, disjoint),
                 1,
                 BUDGET,
             );
@@ -210,13 +220,11 @@ mod tests {
         for (spec, count, lengths) in cases() {
             let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
             let start = pairs_below(&graph, &disjoint);
-            polish(
+            run(
                 &graph,
                 &mut layers,
                 lengths.as_ref(),
-                loads,
-                disjoint,
-                None,
+                (loads, disjoint),
                 1,
                 BUDGET,
             );
@@ -234,13 +242,11 @@ mod tests {
             let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
             let cap = State::new(&graph, lengths.as_ref(), loads.clone(), disjoint.clone(), 0).cap;
             let start = loads.iter().copied().max().unwrap_or(0);
-            polish(
+            run(
                 &graph,
                 &mut layers,
                 lengths.as_ref(),
-                loads,
-                disjoint,
-                None,
+                (loads, disjoint),
                 1,
                 BUDGET,
             );
@@ -269,13 +275,11 @@ mod tests {
         for (spec, count, lengths) in cases() {
             let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
             let before = layers.clone();
-            polish(
+            run(
                 &graph,
                 &mut layers,
                 lengths.as_ref(),
-                loads,
-                disjoint,
-                None,
+                (loads, disjoint),
                 1,
                 0,
             );
