@@ -350,6 +350,8 @@ impl Layers {
     ///
     /// The weights change exactly as [`Layers::attach`] changes them: by the load of the
     /// routes created (and, when the fallback re-points routed switches, of the routes moved).
+    // The arguments are `attach`'s (layer, destination, weights, scratch) plus the order and
+    // the kept edges: one list with `attach` keeps the two completions side by side.
     #[allow(clippy::too_many_arguments)]
     pub fn attach_unimodal(
         &mut self,
@@ -409,6 +411,8 @@ impl Layers {
 
     /// The greedy search of [`Layers::attach_unimodal`]: nearest first, by shape. Adds each
     /// attached switch's own routes along its route to `weights` and to `added`.
+    // `attach_unimodal`'s arguments plus the two buffers it lends out of its scratch for the
+    // whole loop (taken out so the fallback can use the scratch meanwhile).
     #[allow(clippy::too_many_arguments)]
     fn attach_by_shape(
         &mut self,

@@ -102,7 +102,6 @@ impl Tree {
     /// where a shape is unchanged (the routes behind it keep theirs). `shapes` must describe
     /// the current routes ([`Tree::build_shapes`]) and the new next hop's route must not pass
     /// s.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn keeps_unimodal(
         &self,
         graph: &RoutingGraph,
