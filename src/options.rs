@@ -44,8 +44,9 @@ pub enum AlgorithmName {
 pub enum DeadlockMode {
     /// No deadlock avoidance: every route on SL 0 (what OpenSM's minhop does).
     None,
-    /// The switch-colouring scheme where it applies (paths of at most 3 hops, enough VLs for
-    /// its colours), else DFSSSP-style virtual lanes.
+    /// Lanes by port pair where the ports have two data VLs (deadlock-free whatever SL the
+    /// traffic carries); with one VL, DFSSSP-style virtual lanes (only for senders that use
+    /// the SA's path SL).
     Auto,
     /// DFSSSP-style virtual lanes.
     Dfsssp,
@@ -53,6 +54,10 @@ pub enum DeadlockMode {
     #[serde(alias = "coloring")]
     #[cfg_attr(feature = "cli", value(alias = "coloring"))]
     Colouring,
+    /// Lanes by port pair: a VL per (input port, output port), the same for every SL, over
+    /// routes that rise and then fall in a cable order.
+    #[serde(rename = "port_pair")]
+    PortPair,
 }
 
 impl DeadlockMode {
@@ -63,6 +68,7 @@ impl DeadlockMode {
             DeadlockMode::Auto => Some(SchemeChoice::Auto),
             DeadlockMode::Dfsssp => Some(SchemeChoice::Dfsssp),
             DeadlockMode::Colouring => Some(SchemeChoice::Colouring),
+            DeadlockMode::PortPair => Some(SchemeChoice::PortPair),
         }
     }
 }
@@ -229,6 +235,7 @@ mod tests {
             DeadlockMode::Auto,
             DeadlockMode::Dfsssp,
             DeadlockMode::Colouring,
+            DeadlockMode::PortPair,
         ];
         let choices: Vec<_> = modes.iter().map(|m| m.scheme_choice()).collect();
         assert_eq!(
@@ -237,7 +244,8 @@ mod tests {
                 None,
                 Some(SchemeChoice::Auto),
                 Some(SchemeChoice::Dfsssp),
-                Some(SchemeChoice::Colouring)
+                Some(SchemeChoice::Colouring),
+                Some(SchemeChoice::PortPair)
             ]
         );
     }

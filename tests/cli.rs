@@ -24,16 +24,18 @@ fn value_help(help: &str, name: &str) -> String {
 }
 
 #[test]
-fn route_help_says_deadlock_auto_is_colouring_where_it_applies_else_dfsssp() {
+fn route_help_says_deadlock_auto_is_lanes_by_port_pair_where_two_vls_exist() {
     let out = ibfabric(&["route", "--help"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let help = String::from_utf8_lossy(&out.stdout);
     let auto = value_help(&help, "auto");
     assert!(
-        auto.starts_with("The switch-colouring scheme where it applies"),
+        auto.starts_with("Lanes by port pair where the ports have two data VLs"),
         "{auto}"
     );
-    assert!(auto.ends_with("else DFSSSP-style virtual lanes"), "{auto}");
+    assert!(auto.contains("whatever SL the traffic carries"), "{auto}");
+    let port_pair = value_help(&help, "port-pair");
+    assert!(port_pair.starts_with("Lanes by port pair"), "{port_pair}");
 }
 
 #[test]

@@ -522,7 +522,12 @@ fn dumped_and_read_back_tables_give_the_same_verdict() {
         .build()
         .unwrap();
     assign_lids(&mut fabric, 1).unwrap();
-    let Routed { lids, tables, .. } = route_fabric(
+    let Routed {
+        lids,
+        tables,
+        graph,
+        ..
+    } = route_fabric(
         &fabric,
         &RoutingConfig {
             layers: 2,
@@ -535,10 +540,13 @@ fn dumped_and_read_back_tables_give_the_same_verdict() {
     let (sls, sl2vl_tables, outcome) = apply_scheme(
         &fabric,
         &lids,
+        &graph,
         &tables,
         &Scheme::Dfsssp(DfssspConfig::default()),
+        None,
     )
     .unwrap();
+    let sls = sls.expect("DFSSSP gives path SLs");
     let SchemeOutcome::Dfsssp { vls_needed, .. } = outcome else {
         panic!("DFSSSP outcome")
     };
@@ -675,7 +683,7 @@ fn fewer_layers_when_vls_run_out_and_never_silently() {
         &fabric,
         &lids,
         &done.tables,
-        &done.path_sls,
+        done.path_sls.as_ref().expect("DFSSSP gives path SLs"),
         &done.sl2vl,
         &VerifyOptions::default(),
     );

@@ -14,9 +14,9 @@ mod common;
 use common::Ibsim;
 use common::fabrics::small_fabrics_for_ibsim;
 use common::plugin::{LAYERED_USED, canonical, plugin_config, run_opensm_with_conf};
-use common::readback::{ByLid, ReadBack, core_routing, wait_for_dump};
+use common::readback::{ByLid, ReadBack, core_routing, sa_sls, wait_for_dump};
 use ibfabric::deadlock::{
-    ColouringConfig, DefaultSl, DfssspConfig, PathSl, Scheme, SchemeChoice, SlTable,
+    ColouringConfig, DefaultSl, DfssspConfig, Guarantee, PathSl, Scheme, SchemeChoice, SlTable,
 };
 use ibfabric::io::{ibsim, path_sl, sl2vl};
 use ibfabric::rng::Rng;
@@ -45,6 +45,10 @@ fn plugin_routes_deadlock_free(mode: &str, scheme: Scheme, summary: &str) {
 
     let canon = canonical(&read.fabric);
     let expected = core_routing(&canon, &[scheme]);
+    let path_sls = expected
+        .path_sls
+        .as_ref()
+        .expect("the scheme gives path SLs");
     let rows = read.assert_equals(&canon, &expected);
     assert!(rows > 50 * 11 * 12, "{rows} SL2VL rows compared");
 
@@ -89,11 +93,11 @@ fn plugin_routes_deadlock_free(mode: &str, scheme: Scheme, summary: &str) {
     }
 
     // Path SLs the SA answers.
-    let distinct = read.assert_sa_answers(&sim, &expected.path_sls, 11, 2);
+    let distinct = read.assert_sa_answers(&sim, path_sls, 11, 2);
     assert!(distinct.len() > 1, "the SA answers more than one SL");
 
     // The independent verifier on the read-back tables, with the path SLs the sample confirmed.
-    let verdict = read.verify(&ByLid(&expected.path_sls));
+    let verdict = read.verify(&ByLid(path_sls));
     assert!(verdict.is_deadlock_free(), "{verdict:?}");
 
     // The plugin's dump of every pair's SL: the core's SLs, and deadlock-free as read.
@@ -105,7 +109,7 @@ fn plugin_routes_deadlock_free(mode: &str, scheme: Scheme, summary: &str) {
         ..SlTable::default()
     };
     for &(slid, dlid, sl) in &dumped.entries {
-        assert_eq!(sl, expected.path_sls.sl(slid, dlid), "{slid} -> {dlid}");
+        assert_eq!(sl, path_sls.sl(slid, dlid), "{slid} -> {dlid}");
         table.entries.insert((slid, dlid), sl);
     }
     let verdict = read.verify(&table);
@@ -135,9 +139,10 @@ fn plugin_is_deadlock_free_with_switch_colouring() {
     );
 }
 
-/// The plugin on `spec` in the default `auto` mode: its tables, SL-to-VL tables and SA
-/// answers are the core's, complete on every layer and deadlock-free by the verifier on the
-/// read-back state.
+/// The plugin on `spec` in the default `auto` mode (LMC 2, `qos TRUE`, ibsim's 8 VLs): lanes
+/// by port pair. Its tables, SL-to-VL tables and SA answers are the core's, complete on every
+/// layer, and the verifier proves the read-back state deadlock-free with every route on every
+/// SL; the log names that guarantee. Slim Flys keep every path within 3 hops.
 fn plugin_is_deadlock_free_in_auto_mode(spec: &str) {
     use ibfabric::analysis::{self, Options};
     let generated = common::generated(spec);
@@ -154,6 +159,14 @@ fn plugin_is_deadlock_free_in_auto_mode(spec: &str) {
         .find(|l| l.contains("layered: deadlock-free by"))
         .unwrap_or_else(|| panic!("{spec}: no deadlock line:\n{log}"));
     eprintln!("{spec}: {summary}");
+    assert!(
+        summary.contains("by lanes by port pair: 8 VLs, 4 classes"),
+        "{spec}: {summary}"
+    );
+    assert!(
+        log.contains("layered: deadlock-free whatever SL the traffic carries"),
+        "{spec}: the log names the guarantee:\n{log}"
+    );
 
     let canon = canonical(&read.fabric);
     let expected = core_routing(&canon, &SchemeChoice::Auto.schemes(8));
@@ -162,9 +175,19 @@ fn plugin_is_deadlock_free_in_auto_mode(spec: &str) {
     let report = analysis::analyze(&read.fabric, &read.lids, &read.tables, &Options::default());
     assert!(report.is_complete(), "{spec}: {report}");
     assert_eq!(report.layers, 4, "{spec}");
-    read.assert_sa_answers(&sim, &expected.path_sls, 5, 2);
-    let verdict = read.verify(&ByLid(&expected.path_sls));
-    assert!(verdict.is_deadlock_free(), "{spec}: {verdict:?}");
+    if spec.starts_with("slimfly") {
+        for layer in &report.paths {
+            assert!(
+                layer.max_hops <= 3,
+                "{spec}: layer {} has {} hops",
+                layer.layer,
+                layer.max_hops
+            );
+        }
+    }
+    assert_eq!(expected.outcome.guarantee(), Guarantee::EverySl, "{spec}");
+    read.assert_sa_answers(&sim, sa_sls(&expected), 5, 2);
+    read.assert_deadlock_free(&expected, spec);
 }
 
 /// One test per fabric.
@@ -181,4 +204,13 @@ macro_rules! auto_mode_tests {
 mod plugin_is_deadlock_free_on_mlfm_lsft_fat_tree_and_a_random_fabric {
     use super::*;
     small_fabrics_for_ibsim!(auto_mode_tests);
+}
+
+/// Slim Flys, the fabrics the routing is made for.
+mod plugin_is_deadlock_free_for_every_sl_on_slim_flies {
+    use super::*;
+    auto_mode_tests! {
+        slimfly_q5 "slimfly:q=5",
+        slimfly_q7 "slimfly:q=7",
+    }
 }

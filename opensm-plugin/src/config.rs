@@ -8,7 +8,7 @@
 //! min_extra_hops: 1    # layered: hops beyond the distance a non-minimal path needs
 //! max_hops: 3          # layered: longest path when distance + min_extra_hops is shorter
 //! keep_percent: 60     # rues: links kept per layer
-//! deadlock: auto       # auto (colouring where it applies, else dfsssp) | dfsssp | colouring | none
+//! deadlock: auto       # auto (port_pair where 2 VLs exist) | port_pair | dfsssp | colouring | none
 //! vls: 8               # data VLs to use; default: what every port supports (VLCap)
 //! on_vl_shortage: fewer_layers  # fewer_layers | fail (next routing engine)
 //! cabling_plan: /etc/opensm/plan.yaml  # log every sweep's differences from this plan

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ibfabric::Fabric;
-use ibfabric::deadlock::{DeadlockError, Scheme, Shortage, route_deadlock_free};
+use ibfabric::deadlock::{DeadlockError, Guarantee, Scheme, Shortage, route_deadlock_free};
 use ibfabric::options::DeadlockMode;
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered;
@@ -296,6 +296,8 @@ pub struct Routed {
     pub qos: Option<Arc<QosAnswers>>,
     /// One line on the scheme's outcome ("deadlock avoidance off" without one).
     pub deadlock_summary: String,
+    /// Which senders the routing is deadlock-free for (`None` without a scheme).
+    pub guarantee: Option<Guarantee>,
     /// Time the routing took.
     pub elapsed: Duration,
 }
@@ -318,21 +320,23 @@ pub fn route(
         return Err(EngineError::NoSwitches);
     }
     let schemes = deadlock.schemes();
-    let (layers, tables, reductions, qos, deadlock_summary) = if schemes.is_empty() {
+    let (layers, tables, reductions, qos, deadlock_summary, guarantee) = if schemes.is_empty() {
         let layers = layered::route(&graph, config);
         let tables = forwarding_tables(&fabric, &graph, &layers, &lids);
         let summary = "deadlock avoidance off: every path on SL 0".to_string();
-        (layers, tables, Vec::new(), None, summary)
+        (layers, tables, Vec::new(), None, summary, None)
     } else {
         let done =
             route_deadlock_free(&fabric, &lids, &graph, config, &schemes, deadlock.shortage)?;
         let summary = done.outcome.to_string();
+        let guarantee = done.outcome.guarantee();
         (
             done.routing,
             done.tables,
             done.reductions,
             Some((done.path_sls, done.sl2vl)),
             summary,
+            Some(guarantee),
         )
     };
     let switches = entries(&fabric, &graph, &layers, &lids, &tables)?;
@@ -347,6 +351,7 @@ pub fn route(
         tables,
         qos,
         deadlock_summary,
+        guarantee,
         elapsed: started.elapsed(),
     })
 }

@@ -393,6 +393,9 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
                     );
                 }
                 log::info!("{}", r.deadlock_summary);
+                if let Some(guarantee) = &r.guarantee {
+                    log::info!("{guarantee}");
+                }
                 plugin.set_answers(r.qos.clone());
                 if let (Some(dir), Some(answers)) = (&pending.path_sl_dump, &r.qos) {
                     write_path_sl_dump(dir, answers);
@@ -497,10 +500,16 @@ unsafe fn clear(switches: &[*mut osm_switch_t]) {
 /// Writes every pair's SL to `layered-path-sl.dump` in `dir`, atomically (a temporary file
 /// renamed into place), so a reader never sees half a table. Failures are logged, not fatal.
 fn write_path_sl_dump(dir: &std::path::Path, answers: &QosAnswers) {
+    let Some(text) = answers.dump_text() else {
+        log::info!(
+            "no path SL dump: every SL is deadlock-free with lanes by port pair, so the SA \
+             answers OpenSM's own choice"
+        );
+        return;
+    };
     let path = dir.join("layered-path-sl.dump");
     let tmp = dir.join(format!(".layered-path-sl.dump.{}", std::process::id()));
-    let result =
-        std::fs::write(&tmp, answers.dump_text()).and_then(|()| std::fs::rename(&tmp, &path));
+    let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path));
     match result {
         Ok(()) => log::info!("path SLs written to {}", path.display()),
         Err(e) => {
@@ -511,7 +520,8 @@ fn write_path_sl_dump(dir: &std::path::Path, answers: &QosAnswers) {
 }
 
 /// The SL of a path, for the SA's PathRecords and the SM's own SL: the deadlock scheme's answer,
-/// or OpenSM's `hint` for LIDs this routing does not know or when no scheme is in force.
+/// or OpenSM's `hint` for LIDs this routing does not know, when no scheme is in force, and
+/// when any SL is safe (lanes by port pair: the requester's SL or the QoS policy's stands).
 unsafe extern "C" fn path_sl(
     context: *mut c_void,
     hint: u8,

@@ -14,13 +14,19 @@ use ibfabric::topology::{Guid, PortRef};
 pub struct QosAnswers {
     fabric: Fabric,
     lids: LidTable,
-    path_sls: SwitchSls,
+    /// `None` when every SL is safe (lanes by port pair): the requester's choice stands.
+    path_sls: Option<SwitchSls>,
     sl2vl: Sl2VlTables,
 }
 
 impl QosAnswers {
     /// The answers for `fabric` (whose ports carry the LIDs the SLs are keyed by).
-    pub fn new(fabric: Fabric, lids: LidTable, path_sls: SwitchSls, sl2vl: Sl2VlTables) -> Self {
+    pub fn new(
+        fabric: Fabric,
+        lids: LidTable,
+        path_sls: Option<SwitchSls>,
+        sl2vl: Sl2VlTables,
+    ) -> Self {
         Self {
             fabric,
             lids,
@@ -30,11 +36,12 @@ impl QosAnswers {
     }
 
     /// The SL of packets from `slid` to `dlid` (host order), or `None` for a LID this routing
-    /// does not know (OpenSM then keeps its own choice).
+    /// does not know and when any SL is safe (OpenSM then keeps its own choice: the
+    /// requester's SL or its QoS policy's, so SL-based QoS keeps working).
     pub fn path_sl(&self, slid: u16, dlid: u16) -> Option<u8> {
         self.lids.owner(slid)?;
         self.lids.owner(dlid)?;
-        Some(self.path_sls.sl(slid, dlid))
+        Some(self.path_sls.as_ref()?.sl(slid, dlid))
     }
 
     /// The SL-to-VL row of port `port` of node `node_guid`: for a switch, of packets entering
@@ -64,8 +71,10 @@ impl QosAnswers {
     /// Every (source LID, destination LID) pair's SL as `SLID DLID SL` lines
     /// ([`ibfabric::io::path_sl`]), what `ibfabric deadlock-check --path-sl` reads: the SA's
     /// answers without asking the SA once per pair. Grows with the square of the LIDs.
-    pub fn dump_text(&self) -> String {
-        ibfabric::io::path_sl::write_every_pair(&self.lids, &self.path_sls)
+    /// `None` when any SL is safe (there is nothing to dump).
+    pub fn dump_text(&self) -> Option<String> {
+        let sls = self.path_sls.as_ref()?;
+        Some(ibfabric::io::path_sl::write_every_pair(&self.lids, sls))
     }
 }
 

@@ -9,12 +9,17 @@
 //!   routing, needs as many VLs as the cycle breaking finds.
 //! * [`colouring`]: the colouring scheme — three VL buckets by hop position, SL = colour of the
 //!   route's second switch. Needs paths of at most 3 hops and at most as many colours as SLs.
+//! * [`port_pair`]: lanes by port pair — the VL depends on the (input, output) port pair and
+//!   not on the SL, over a routing whose every route rises and then falls in a cable order.
+//!   The only scheme that holds whatever SL senders put into their packets (UCX and verbs
+//!   programs use one fixed SL and never ask the SA); needs two VLs.
 //! * [`verify()`]: builds the channel dependency graph over (directed link, VL) channels of
 //!   every route from forwarding tables, path SLs and SL-to-VL tables — computed here or read
 //!   back from a fabric — and reports deadlock freedom or a concrete cycle with its routes.
 //!
 //! [`route_deadlock_free`] ties routing and the schemes together, with a policy for when VLs
-//! run out: fail with both numbers, or route with fewer layers until it fits.
+//! run out: fail with both numbers, or route with fewer layers until it fits. Every outcome
+//! names its [`Guarantee`]: for every SL, or only for senders that use the SA's path SL.
 //!
 //! Pure: no IO; the readers of OpenSM's and infiniband-diags' SL2VL output are in
 //! [`crate::io::sl2vl`].
@@ -34,16 +39,18 @@ pub use colouring::{ColouringConfig, ColouringScheme, colouring_scheme};
 pub use dfsssp::{DfssspConfig, VlAssignment, VlSearch, assign_vls};
 pub use network::BrokenRoutes;
 pub use path_sl::{DefaultSl, PathSl, SlTable, SwitchSls};
+pub use port_pair::{PortPairConfig, PortPairLanes, lanes_by_port_pair};
 pub use sl2vl::{Sl2VlTables, SlVlRow, SwitchSl2Vl, identity_row};
 pub use verify::{
     Cycle, CycleChannel, CyclicComponent, RouteExample, Verdict, VerifyOptions, VlChannels, verify,
 };
 
-use crate::routing::RoutingConfig;
+use crate::routing::cable_order::CableOrder;
 use crate::routing::graph::RoutingGraph;
-use crate::routing::layered::route;
+use crate::routing::layered::route_in_order;
 use crate::routing::layers::Layers;
 use crate::routing::{ForwardingTables, LidTable, forwarding_tables};
+use crate::routing::{RoutingConfig, Turns};
 use crate::topology::Fabric;
 
 /// Why a routing could not be made deadlock-free.
@@ -89,6 +96,17 @@ pub enum DeadlockError {
         /// One of them.
         example: String,
     },
+    /// Lanes by port pair need every route to rise and then fall in the cable order.
+    #[error(
+        "lanes by port pair need every route to rise and then fall in the cable order, but \
+         {routes} (switch, destination LID) routes rise again after falling ({example})"
+    )]
+    NotUnimodal {
+        /// (switch, destination LID) routes with a valley.
+        routes: u64,
+        /// One of them.
+        example: String,
+    },
 }
 
 /// Which remedy.
@@ -98,24 +116,49 @@ pub enum Scheme {
     Dfsssp(DfssspConfig),
     /// The colouring scheme.
     Colouring(ColouringConfig),
+    /// Lanes by port pair over routes unimodal in the cable order.
+    PortPair(PortPairConfig),
+}
+
+impl Scheme {
+    /// The scheme's name in logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Dfsssp(_) => "DFSSSP virtual lanes",
+            Self::Colouring(_) => "switch colouring",
+            Self::PortPair(_) => "lanes by port pair",
+        }
+    }
+
+    /// The turn rule the routing must keep for this scheme: lanes by port pair need
+    /// unimodal routes; the others take any routes (`asked`).
+    pub fn turns(&self, asked: Turns) -> Turns {
+        match self {
+            Self::PortPair(_) => Turns::Unimodal,
+            Self::Dfsssp(_) | Self::Colouring(_) => asked,
+        }
+    }
 }
 
 /// Which remedy, as configuration files and command lines name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchemeChoice {
-    /// The colouring scheme where it applies (paths of at most 3 hops, enough colour SLs),
-    /// else DFSSSP-style virtual lanes. The colouring costs a switch colouring and one walk of
-    /// the routes whatever the cycles, so it is the fast choice on the large low-diameter
-    /// fabrics it covers (every Slim Fly up to q = 27); DFSSSP covers the rest.
+    /// Lanes by port pair wherever the ports have two data VLs: deadlock-free whatever SL the
+    /// traffic carries, on any topology. With a single VL, the colouring scheme where it
+    /// applies, else DFSSSP-style virtual lanes — both only for senders that use the SA's
+    /// path SL.
     Auto,
     /// DFSSSP-style virtual lanes.
     Dfsssp,
     /// The colouring scheme.
     Colouring,
+    /// Lanes by port pair.
+    PortPair,
 }
 
 impl SchemeChoice {
-    /// The schemes to try, in order, with `vls` data VLs (the colouring scheme needs 3).
+    /// The schemes to try, in order, with `vls` data VLs (lanes by port pair need 2, the
+    /// colouring scheme 3).
     pub fn schemes(self, vls: u8) -> Vec<Scheme> {
         let dfsssp = || {
             Scheme::Dfsssp(DfssspConfig {
@@ -129,10 +172,20 @@ impl SchemeChoice {
                 ..ColouringConfig::default()
             })
         };
+        let port_pair = || Scheme::PortPair(PortPairConfig { vls });
+        if self == Self::Auto && vls < port_pair::LANES_PER_CLASS {
+            log::warn!(
+                "lanes by port pair need 2 data VLs but {vls} exist{}: falling back to DFSSSP \
+                 virtual lanes, deadlock-free only for clients that use the SA's path SL",
+                if vls == 1 { "s" } else { "" }
+            );
+        }
         match self {
-            Self::Auto if vls >= 3 => vec![colouring(), dfsssp()],
+            Self::Auto if vls >= 3 => vec![port_pair(), colouring(), dfsssp()],
+            Self::Auto if vls >= port_pair::LANES_PER_CLASS => vec![port_pair(), dfsssp()],
             Self::Auto | Self::Dfsssp => vec![dfsssp()],
             Self::Colouring => vec![colouring()],
+            Self::PortPair => vec![port_pair()],
         }
     }
 }
@@ -165,6 +218,45 @@ pub enum SchemeOutcome {
         /// Longest path.
         max_hops: u8,
     },
+    /// Lanes by port pair.
+    PortPair {
+        /// Classes: SL s uses class s mod classes, two VLs each.
+        classes: u8,
+    },
+}
+
+/// Which senders a deadlock-free routing is deadlock-free for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guarantee {
+    /// Every sender, whatever SL its packets carry: one fixed SL (UCX, verbs programs with
+    /// their own address handles, multicast) as well as the SA's path SL.
+    EverySl,
+    /// Only senders that put the SA's path SL into their packets (rdma-cm users, IPoIB's
+    /// unicast paths); UCX and programs with a fixed SL can deadlock.
+    PathSlOnly,
+}
+
+impl std::fmt::Display for Guarantee {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::EverySl => "deadlock-free whatever SL the traffic carries",
+            Self::PathSlOnly => {
+                "deadlock-free only for clients that use the SA's path SL (UCX does not)"
+            }
+        })
+    }
+}
+
+impl SchemeOutcome {
+    /// The guarantee the scheme gives. DFSSSP that needed a single VL gives it for every SL
+    /// too: the whole routing's channel dependencies are then acyclic on one lane, so any
+    /// mapping of SLs to lanes keeps every lane acyclic.
+    pub fn guarantee(&self) -> Guarantee {
+        match self {
+            Self::PortPair { .. } | Self::Dfsssp { vls_needed: 1, .. } => Guarantee::EverySl,
+            Self::Dfsssp { .. } | Self::Colouring { .. } => Guarantee::PathSlOnly,
+        }
+    }
 }
 
 impl std::fmt::Display for SchemeOutcome {
@@ -183,6 +275,13 @@ impl std::fmt::Display for SchemeOutcome {
                 "deadlock-free by switch colouring: {colours} colours, paths up to {max_hops} \
                  hops"
             ),
+            Self::PortPair { classes } => write!(
+                f,
+                "deadlock-free by lanes by port pair: {} VLs, {classes} class{} of an \
+                 ascending and a descending lane (SL s in class s mod {classes})",
+                classes * port_pair::LANES_PER_CLASS,
+                if *classes == 1 { "" } else { "es" },
+            ),
         }
     }
 }
@@ -200,30 +299,35 @@ pub struct DeadlockFree {
     pub routing: Layers,
     /// The forwarding tables.
     pub tables: ForwardingTables,
-    /// SL per (source, destination LID).
-    pub path_sls: SwitchSls,
+    /// SL per (source, destination LID); `None` when any SL is safe (lanes by port pair), so
+    /// the SA should answer what the requester or the subnet manager's policy chose.
+    pub path_sls: Option<SwitchSls>,
     /// SL-to-VL tables of every port.
     pub sl2vl: Sl2VlTables,
     /// Scheme details.
     pub outcome: SchemeOutcome,
 }
 
-/// Applies `scheme` to existing forwarding tables.
+/// Applies `scheme` to existing forwarding tables of `fabric` (routed over `graph`; for lanes
+/// by port pair, with every route unimodal in `order`).
 ///
 /// # Errors
-/// What the scheme returns.
+/// What the scheme returns; lanes by port pair without an `order` are
+/// [`DeadlockError::NotUnimodal`].
 pub fn apply_scheme(
     fabric: &Fabric,
     lids: &LidTable,
+    graph: &RoutingGraph,
     tables: &ForwardingTables,
     scheme: &Scheme,
-) -> Result<(SwitchSls, Sl2VlTables, SchemeOutcome), DeadlockError> {
+    order: Option<&CableOrder>,
+) -> Result<(Option<SwitchSls>, Sl2VlTables, SchemeOutcome), DeadlockError> {
     match scheme {
         Scheme::Dfsssp(config) => {
             let a = assign_vls(fabric, lids, tables, config)?;
             let sl2vl = a.sl2vl(fabric);
             Ok((
-                a.path_sls,
+                Some(a.path_sls),
                 sl2vl,
                 SchemeOutcome::Dfsssp {
                     vls_needed: a.vls_needed,
@@ -235,7 +339,7 @@ pub fn apply_scheme(
             let c = colouring_scheme(fabric, lids, tables, config)?;
             let sl2vl = c.sl2vl(fabric);
             Ok((
-                c.path_sls,
+                Some(c.path_sls),
                 sl2vl,
                 SchemeOutcome::Colouring {
                     colours: c.colouring.count,
@@ -243,12 +347,28 @@ pub fn apply_scheme(
                 },
             ))
         }
+        Scheme::PortPair(config) => {
+            let order = order.ok_or_else(|| DeadlockError::NotUnimodal {
+                routes: 0,
+                example: "the routing was not made in a cable order".into(),
+            })?;
+            let lanes = lanes_by_port_pair(fabric, lids, graph, tables, order, config)?;
+            Ok((
+                None,
+                lanes.sl2vl,
+                SchemeOutcome::PortPair {
+                    classes: lanes.classes,
+                },
+            ))
+        }
     }
 }
 
 /// Routes `fabric` with `routing` and makes it deadlock-free with the first of `schemes` that
-/// fits (e.g. DFSSSP, then the colouring scheme); when none fits (VLs run short, or paths are
-/// too long for the colouring scheme) follows `shortage`.
+/// fits (e.g. lanes by port pair, then the colouring scheme, then DFSSSP), each on a routing
+/// with the turns it needs ([`Scheme::turns`]); when none fits (VLs run short, or paths are
+/// too long for the colouring scheme) follows `shortage`. Every scheme that does not fit and
+/// leaves the choice to the next one is logged, so a weaker guarantee is never silent.
 ///
 /// # Errors
 /// The last scheme's error when `shortage` is [`Shortage::Fail`], when even one layer does not
@@ -265,32 +385,55 @@ pub fn route_deadlock_free(
     let requested = routing.layers.max(1);
     let mut layers = requested;
     let mut reductions = Vec::new();
+    // The cable order of unimodal routings: one per fabric and seed, whatever the layers.
+    let mut order: Option<CableOrder> = None;
     loop {
-        let config = RoutingConfig {
-            layers,
-            ..routing.clone()
-        };
-        let routed = route(graph, &config);
-        let tables = forwarding_tables(fabric, graph, &routed, lids);
+        // One routing per turn rule, made when a scheme first needs it.
+        let mut routed: Vec<(Turns, Layers, ForwardingTables)> = Vec::new();
         let mut last = DeadlockError::BadVls {
             vls: 0,
             needed: "at least one scheme",
         };
-        for scheme in schemes {
-            match apply_scheme(fabric, lids, &tables, scheme) {
+        for (i, scheme) in schemes.iter().enumerate() {
+            let turns = scheme.turns(routing.turns);
+            let at = match routed.iter().position(|(t, _, _)| *t == turns) {
+                Some(at) => at,
+                None => {
+                    let config = RoutingConfig {
+                        layers,
+                        turns,
+                        ..routing.clone()
+                    };
+                    let order = (turns == Turns::Unimodal).then(|| {
+                        &*order.get_or_insert_with(|| CableOrder::for_routing(graph, routing.seed))
+                    });
+                    let layered = route_in_order(graph, &config, order);
+                    let tables = forwarding_tables(fabric, graph, &layered, lids);
+                    routed.push((turns, layered, tables));
+                    routed.len() - 1
+                }
+            };
+            let tables = &routed[at].2;
+            match apply_scheme(fabric, lids, graph, tables, scheme, order.as_ref()) {
                 Ok((path_sls, sl2vl, outcome)) => {
+                    let (_, routing, tables) = routed.swap_remove(at);
                     return Ok(DeadlockFree {
                         layers,
                         requested_layers: requested,
                         reductions,
-                        routing: routed,
+                        routing,
                         tables,
                         path_sls,
                         sl2vl,
                         outcome,
                     });
                 }
-                Err(e) => last = e,
+                Err(e) => {
+                    if i + 1 < schemes.len() {
+                        log::warn!("{}: {e}; trying the next scheme", scheme.name());
+                    }
+                    last = e;
+                }
             }
         }
         match last {
@@ -307,3 +450,6 @@ pub fn route_deadlock_free(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -9,10 +9,119 @@
 //! ([`crate::routing::cable_order`]); the verifier proves the result on what the fabric holds.
 
 use super::DeadlockError;
+use super::network::{Channels, Traffic};
 use super::sl2vl::{SLS, Sl2VlTables, SlVlRow, SwitchSl2Vl};
 use crate::routing::cable_order::CableOrder;
 use crate::routing::graph::{NONE, RoutingGraph};
+use crate::routing::walk::DestWalk;
+use crate::routing::{ForwardingTables, LidTable};
 use crate::topology::{Fabric, PortRef};
+
+/// The lanes-by-port-pair scheme's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortPairConfig {
+    /// Data VLs: two make one class (every SL shares it), 8 make four.
+    pub vls: u8,
+}
+
+/// What the scheme gives a routing whose every route is unimodal in the cable order.
+#[derive(Debug, Clone)]
+pub struct PortPairLanes {
+    /// The SL-to-VL tables of every port.
+    pub sl2vl: Sl2VlTables,
+    /// Classes (SL s uses class s mod classes).
+    pub classes: u8,
+}
+
+/// The lanes by port pair for `tables`, routed over `graph` with every route unimodal in
+/// `order`; checks on the tables themselves that no route falls and then rises again (which
+/// would close a cycle), so a routing that does not keep the rule is refused, never
+/// programmed.
+///
+/// # Errors
+/// A VL count without room for one class; [`DeadlockError::NotUnimodal`] for tables with a
+/// route that rises again after falling.
+pub fn lanes_by_port_pair(
+    fabric: &Fabric,
+    lids: &LidTable,
+    graph: &RoutingGraph,
+    tables: &ForwardingTables,
+    order: &CableOrder,
+    config: &PortPairConfig,
+) -> Result<PortPairLanes, DeadlockError> {
+    let classes = classes(config.vls)?;
+    let sl2vl = port_pair_sl2vl(fabric, graph, order, config.vls)?;
+    if let Some((routes, example)) = valleys(fabric, lids, tables, &sl2vl) {
+        return Err(DeadlockError::NotUnimodal { routes, example });
+    }
+    Ok(PortPairLanes { sl2vl, classes })
+}
+
+/// Counts the (switch, destination LID) routes of `tables` that take a descending lane and
+/// then an ascending one in `sl2vl` (lanes as [`port_pair_sl2vl`] numbers them: odd VLs
+/// descend), with one of them described; `None` when there is none.
+///
+/// Per destination, a route through switch v enters v's next cable on the descending lane if
+/// any switch forwarding to v does so over a port pair of v mapped to it; a valley is a
+/// switch u whose next cable some route enters descending and whose next switch v maps the
+/// pair (u's cable, v's next cable) to the ascending lane. Linear in switches × LIDs.
+fn valleys(
+    fabric: &Fabric,
+    lids: &LidTable,
+    tables: &ForwardingTables,
+    sl2vl: &Sl2VlTables,
+) -> Option<(u64, String)> {
+    let net = Channels::new(fabric, lids, Traffic { switch_lids: true });
+    let n = net.len();
+    let mut walk = DestWalk::new(n);
+    let mut descends = vec![false; n];
+    let (mut count, mut example) = (0u64, None);
+    // The lane of the cable leaving v's next hop for a packet arriving over v's next cable:
+    // `None` when v's next hop delivers (or v's walk ends at v).
+    let lane_after = |walk: &DestWalk, v: usize| -> Option<(usize, bool)> {
+        let l = walk.next(v);
+        if l == NONE || !net.links[l as usize].between_switches() {
+            return None;
+        }
+        let arrived = net.links[l as usize];
+        let w = arrived.to_switch as usize;
+        let out = walk.next(w);
+        if out == NONE || !net.links[out as usize].between_switches() {
+            return None;
+        }
+        let vl = sl2vl.switch_vl(
+            net.switches[w],
+            arrived.to.port,
+            net.links[out as usize].from.port,
+            0,
+        );
+        Some((w, vl % 2 == 1))
+    };
+    for dest in &net.dests {
+        walk.walk(&net, tables, dest, |_| NONE);
+        descends.fill(false);
+        for v in 0..n {
+            if let Some((w, true)) = lane_after(&walk, v) {
+                descends[w] = true;
+            }
+        }
+        for (v, &entered_descending) in descends.iter().enumerate() {
+            if entered_descending && let Some((w, false)) = lane_after(&walk, v) {
+                count += 1;
+                example.get_or_insert_with(|| {
+                    format!(
+                        "towards LID {}, routes enter {} on the descending lane and leave \
+                         over {} on the ascending one",
+                        dest.lid,
+                        net.link_name(walk.next(v)),
+                        net.link_name(walk.next(w))
+                    )
+                });
+            }
+        }
+    }
+    example.map(|e| (count, e))
+}
 
 /// The VLs of one class: the ascending lane and the descending lane.
 pub const LANES_PER_CLASS: u8 = 2;
@@ -196,6 +305,51 @@ mod tests {
                 "{spec} L={layers}"
             );
         }
+    }
+
+    /// `spec` routed with `turns` (4 layers), and the lanes by port pair for its tables.
+    fn lanes_for(spec: &str, turns: Turns) -> Result<PortPairLanes, DeadlockError> {
+        let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
+        assign_lids(&mut fabric, 2).unwrap();
+        let config = RoutingConfig {
+            layers: 4,
+            seed: 5,
+            turns,
+            ..RoutingConfig::default()
+        };
+        let routed = route_fabric(&fabric, &config).unwrap();
+        let order = CableOrder::for_routing(&routed.graph, config.seed);
+        lanes_by_port_pair(
+            &fabric,
+            &routed.lids,
+            &routed.graph,
+            &routed.tables,
+            &order,
+            &PortPairConfig { vls: 4 },
+        )
+    }
+
+    #[test]
+    fn lanes_are_given_to_tables_whose_routes_all_rise_then_fall() {
+        for spec in [
+            "slimfly:q=5",
+            "mlfm:d=3",
+            "random:switches=20,degree=4,hosts=2,seed=3",
+        ] {
+            let lanes = lanes_for(spec, Turns::Unimodal).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            assert_eq!(lanes.classes, 2, "{spec}");
+        }
+    }
+
+    #[test]
+    fn lanes_are_refused_to_tables_with_a_valley_naming_one() {
+        let Err(DeadlockError::NotUnimodal { routes, example }) =
+            lanes_for("slimfly:q=5", Turns::Any)
+        else {
+            panic!("the unconstrained routing has valleys in any order")
+        };
+        assert!(routes > 0);
+        assert!(example.contains("towards LID"), "{example}");
     }
 
     #[test]

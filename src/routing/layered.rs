@@ -40,15 +40,26 @@ use crate::rng::Rng;
 /// Layer 0: O(n·(n + m)). Each layered layer: O(n²) pair searches, each bounded by the
 /// search depth and pruned by distance and weight (about k'² steps for one extra hop).
 pub fn route(graph: &RoutingGraph, config: &RoutingConfig) -> Layers {
+    let order =
+        (config.turns == Turns::Unimodal).then(|| CableOrder::for_routing(graph, config.seed));
+    route_in_order(graph, config, order.as_ref())
+}
+
+/// [`route`] with the cable order of [`Turns::Unimodal`] given (`None` for [`Turns::Any`]),
+/// for callers that need the order too — the lanes by port pair are chosen from it — and
+/// should not compute it twice.
+pub fn route_in_order(
+    graph: &RoutingGraph,
+    config: &RoutingConfig,
+    order: Option<&CableOrder>,
+) -> Layers {
+    debug_assert_eq!(order.is_some(), config.turns == Turns::Unimodal);
     let n = graph.len();
     let mut layers = Layers::new(n, config.layers.max(1));
     let mut weights = vec![0u64; graph.edge_count()];
     let mut rng = Rng::new(config.seed);
     let mut scratch = AttachScratch::default();
     let mut destinations: Vec<usize> = (0..n).collect();
-    let order =
-        (config.turns == Turns::Unimodal).then(|| CableOrder::for_routing(graph, config.seed));
-    let order = order.as_ref();
     let mut complete = |layers: &mut Layers,
                         l: usize,
                         weights: &mut [u64],

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use ibfabric::Fabric;
 use ibfabric::deadlock::{
-    DeadlockFree, PathSl, Scheme, Shortage, Sl2VlTables, Verdict, VerifyOptions,
-    route_deadlock_free, verify,
+    DeadlockFree, DefaultSl, Guarantee, PathSl, Scheme, Shortage, Sl2VlTables, Verdict,
+    VerifyOptions, route_deadlock_free, verify,
 };
 use ibfabric::io::{ibnetdiscover, lfts, path_sl, sl2vl};
 use ibfabric::rng::Rng;
@@ -25,6 +25,16 @@ pub struct ByLid<'a>(pub &'a dyn PathSl);
 impl PathSl for ByLid<'_> {
     fn sl(&self, slid: u16, dlid: u16) -> u8 {
         self.0.sl(slid, dlid)
+    }
+}
+
+/// The SLs the SA answers for a routing made deadlock-free as `expected`: the scheme's path
+/// SLs, or OpenSM's own choice — SL 0 without a QoS policy — when any SL is safe (lanes by
+/// port pair).
+pub fn sa_sls(expected: &DeadlockFree) -> &dyn PathSl {
+    match &expected.path_sls {
+        Some(sls) => sls,
+        None => &DefaultSl(0),
     }
 }
 
@@ -203,6 +213,23 @@ impl ReadBack {
             distinct.insert(sl);
         }
         distinct
+    }
+
+    /// Asserts with the independent verifier that the read-back tables are deadlock-free as
+    /// `expected` promises: with the SLs the SA answers, and — when its guarantee is for every
+    /// SL — with every route on every SL.
+    pub fn assert_deadlock_free(&self, expected: &DeadlockFree, what: &str) {
+        let verdict = self.verify(&ByLid(sa_sls(expected)));
+        assert!(verdict.is_deadlock_free(), "{what}: {verdict}");
+        if expected.outcome.guarantee() == Guarantee::EverySl {
+            for sl in 0..16 {
+                let verdict = self.verify(&DefaultSl(sl));
+                assert!(
+                    verdict.is_deadlock_free(),
+                    "{what}, every route on SL {sl}: {verdict}"
+                );
+            }
+        }
     }
 
     /// The independent verifier on the read-back tables with `path_sls`.

@@ -9,7 +9,7 @@ use anyhow::bail;
 use clap::{Args, ValueEnum};
 use ibfabric::analysis::{self, Options};
 use ibfabric::cli::output;
-use ibfabric::deadlock::route_deadlock_free;
+use ibfabric::deadlock::{SwitchSls, route_deadlock_free};
 use ibfabric::io::{lfts, path_sl, sl2vl};
 use ibfabric::options::{
     DeadlockMode, FrontEndDefaults, MAX_LAYERS, MAX_VLS, PathOptions, ShortagePolicy,
@@ -50,8 +50,9 @@ pub struct RouteArgs {
     /// Also compute the maximum achievable throughput (linear programs; slow on large fabrics).
     #[arg(long)]
     mat: bool,
-    /// Make the routing deadlock-free: DFSSSP-style virtual lanes, the switch-colouring
-    /// scheme, or auto (colouring where it applies, else DFSSSP).
+    /// Make the routing deadlock-free: lanes by port pair (deadlock-free whatever SL the
+    /// traffic carries), DFSSSP-style virtual lanes or the switch-colouring scheme (both only
+    /// for senders that use the path SLs), or auto (lanes by port pair where 2 VLs exist).
     #[arg(long, value_enum, default_value_t = COMMAND_DEFAULTS.deadlock)]
     deadlock: DeadlockMode,
     /// Data VLs the deadlock scheme may use (1..=15).
@@ -141,7 +142,20 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
     );
     if let Some(done) = &deadlock_free {
         if let Some(path) = &args.path_sl_out {
-            let text = path_sl::write_every_pair(&lids, &done.path_sls);
+            let any_sl;
+            let sls = match &done.path_sls {
+                Some(sls) => sls,
+                None => {
+                    log::info!(
+                        "{}: every SL is deadlock-free with lanes by port pair; every pair is \
+                         written with SL 0",
+                        path.display()
+                    );
+                    any_sl = SwitchSls::new(&fabric, &lids, 0);
+                    &any_sl
+                }
+            };
+            let text = path_sl::write_every_pair(&lids, sls);
             output::write_atomically(path, text.as_bytes())?;
         }
         if let Some(path) = &args.sl2vl_out {
@@ -156,18 +170,22 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
         }
         line + ")"
     });
+    let guarantee = deadlock_free
+        .as_ref()
+        .map(|done| done.outcome.guarantee().to_string());
     let rendered = match args.format {
         Format::Text => {
             let mut text = format!("{}: {}\n{report}", fabric.name, fabric.summary());
-            if let Some(line) = &deadlock_line {
-                text += &format!("\n{line}\n");
+            if let (Some(line), Some(guarantee)) = (&deadlock_line, &guarantee) {
+                text += &format!("\n{line}\n{guarantee}\n");
             }
             text
         }
         Format::Json => {
             let mut value = serde_json::to_value(&report)?;
-            if let Some(line) = deadlock_line {
+            if let (Some(line), Some(guarantee)) = (deadlock_line, guarantee) {
                 value["deadlock"] = serde_json::Value::String(line);
+                value["deadlock_guarantee"] = serde_json::Value::String(guarantee);
             }
             serde_json::to_string_pretty(&value)? + "\n"
         }
