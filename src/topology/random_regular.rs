@@ -4,7 +4,8 @@
 //! n switches of network degree k (n·k even, k < n), built by the pairing model
 //! ([`super::pairing`]): every switch gets k stubs, stubs are matched at random, and a matching
 //! with a self-loop or a parallel cable is repaired by random swaps of two cables' ends. The
-//! result is connected (retried with the next seed otherwise). Switch i is named `rr<i>`, its hosts `rr<i>-h<j>`; network ports
+//! result is connected (retried with the next seed otherwise); dense graphs are drawn as the
+//! complement of a sparse one. Switch i is named `rr<i>`, its hosts `rr<i>-h<j>`; network ports
 //! 1..=k in matching order, hosts on ports k + 1 ..= k + hosts. No racks.
 
 use std::collections::HashSet;
@@ -25,7 +26,8 @@ impl RandomRegular {
     /// n switches of degree k with `hosts` hosts each.
     ///
     /// # Errors
-    /// n·k odd, k ≥ n, k = 0, or more than 254 ports per switch.
+    /// n·k odd, k ≥ n, k = 0, k = 1 with more than two switches (never connected), or more
+    /// than 254 ports per switch.
     pub fn new(
         switches: u32,
         degree: u32,
@@ -36,6 +38,11 @@ impl RandomRegular {
             Some(format!(
                 "degree {degree} must be between 1 and switches − 1 = {}",
                 switches.saturating_sub(1)
+            ))
+        } else if degree == 1 && switches > 2 {
+            Some(format!(
+                "degree 1 pairs the switches off, so {switches} switches cannot be connected: \
+                 use degree 2 or more"
             ))
         } else if switches * degree % 2 == 1 {
             Some(format!(
@@ -62,15 +69,42 @@ impl RandomRegular {
     }
 
     /// The cables as pairs of switch indexes: a simple connected k-regular graph.
+    ///
+    /// Dense graphs (k > (n − 1) / 2) are drawn as the complement of a sparse random
+    /// (n − 1 − k)-regular graph: the pairing model's repairs rarely find a simple matching
+    /// when most pairs must be cabled, and the complement of a simple regular graph is simple
+    /// and regular.
     pub fn cables(&self) -> Vec<(u32, u32)> {
+        let n = self.switches;
+        let sparse_degree = n - 1 - self.degree;
+        if self.degree <= sparse_degree {
+            return self.draw(self.degree, |pairs| connected(n, pairs));
+        }
+        if sparse_degree == 0 {
+            return complement(n, &[]);
+        }
+        let missing = self.draw(sparse_degree, |pairs| connected(n, &complement(n, pairs)));
+        complement(n, &missing)
+    }
+
+    fn draw(&self, degree: u32, accept: impl Fn(&[(u32, u32)]) -> bool) -> Vec<(u32, u32)> {
         let pairing = Pairing {
             vertices: self.switches,
-            degree: self.degree,
+            degree,
             forbidden: &HashSet::new(),
             repair: Repair::FirstBad,
         };
-        pairing.draw(self.seed, |pairs| connected(self.switches, pairs))
+        pairing.draw(self.seed, accept)
     }
+}
+
+/// Every pair of the n vertices that `pairs` does not cable, in ascending order.
+fn complement(n: u32, pairs: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    let cabled: HashSet<(u32, u32)> = pairs.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
+    (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .filter(|p| !cabled.contains(p))
+        .collect()
 }
 
 fn connected(n: u32, pairs: &[(u32, u32)]) -> bool {
@@ -152,5 +186,40 @@ mod tests {
                 .to_string()
                 .contains("must be even")
         );
+    }
+
+    /// Every admissible (switches, degree) up to 18 switches, dense ones included (they used
+    /// to hang): simple, connected and regular.
+    #[test]
+    fn every_admissible_degree_gives_a_simple_connected_regular_graph() {
+        for n in 2..=18u32 {
+            for k in 1..n {
+                let Ok(rr) = RandomRegular::new(n, k, 0, u64::from(n * k)) else {
+                    assert!(n * k % 2 == 1 || (k == 1 && n > 2), "n {n} k {k} refused");
+                    continue;
+                };
+                let cables = rr.cables();
+                let mut degree = vec![0u32; n as usize];
+                let mut seen = HashSet::new();
+                for &(a, b) in &cables {
+                    assert_ne!(a, b, "n {n} k {k}: a self-loop");
+                    assert!(
+                        seen.insert((a.min(b), a.max(b))),
+                        "n {n} k {k}: parallel cables"
+                    );
+                    degree[a as usize] += 1;
+                    degree[b as usize] += 1;
+                }
+                assert!(degree.iter().all(|&d| d == k), "n {n} k {k}: {degree:?}");
+                assert!(connected(n, &cables), "n {n} k {k}: not connected");
+            }
+        }
+    }
+
+    #[test]
+    fn degree_one_is_refused_beyond_two_switches() {
+        let e = RandomRegular::new(4, 1, 1, 0).unwrap_err().to_string();
+        assert!(e.contains("cannot be connected"), "{e}");
+        assert_eq!(RandomRegular::new(2, 1, 1, 0).unwrap().cables(), [(0, 1)]);
     }
 }
