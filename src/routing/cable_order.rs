@@ -26,6 +26,36 @@ pub struct CableOrder {
     /// Each switch's parent in the up*/down* spanning tree ([`NONE`]: a root), or empty for
     /// orders not made by up*/down*.
     parent: Vec<u32>,
+    /// Up*/down* orders: the ranks below this are the up edges (towards the root), which a
+    /// switch may take as its tree edge; 0 for other orders.
+    up_below: u32,
+    /// Up*/down* orders made by [`CableOrder::for_routing`]: each switch's key (smaller is
+    /// closer to the root), spaced so that switches can be moved between two others when the
+    /// order is made again after losses ([`CableOrder::rebuilt`]); empty for other orders.
+    key: Vec<(u64, u64)>,
+}
+
+/// Per switch, the first switch of `by_key` in its connected component.
+fn component_roots(graph: &RoutingGraph, by_key: &[usize]) -> Vec<usize> {
+    let mut root = vec![usize::MAX; graph.len()];
+    let mut stack = Vec::new();
+    for &r in by_key {
+        if root[r] != usize::MAX {
+            continue;
+        }
+        root[r] = r;
+        stack.push(r);
+        while let Some(v) = stack.pop() {
+            for e in graph.edges(v) {
+                let w = graph.edge_to[e] as usize;
+                if root[w] == usize::MAX {
+                    root[w] = r;
+                    stack.push(w);
+                }
+            }
+        }
+    }
+    root
 }
 
 impl CableOrder {
@@ -43,6 +73,8 @@ impl CableOrder {
         Self {
             rank,
             parent: Vec::new(),
+            up_below: 0,
+            key: Vec::new(),
         }
     }
 
@@ -54,6 +86,8 @@ impl CableOrder {
         Self {
             rank,
             parent: Vec::new(),
+            up_below: 0,
+            key: Vec::new(),
         }
     }
 
@@ -81,6 +115,77 @@ impl CableOrder {
         let mut rng = Rng::new(seed ^ 0x0CAB_1E0D);
         let mut tie: Vec<u64> = (0..n as u64).collect();
         rng.shuffle(&mut tie);
+        Self::up_down_by_tie(graph, tie)
+    }
+
+    /// This order made again for `graph`, a copy of the graph it was made for that lost
+    /// switches or cables (new switch v was `old_of[v]`), moving as few switches as it can:
+    /// up*/down* needs every switch but its component's root to reach the root through
+    /// neighbours with smaller keys, so the switches that lost all such paths are moved,
+    /// nearest the root first, to just behind their smallest-key neighbour that has one —
+    /// and keep their key where it is already behind such a neighbour. Two cables compare as
+    /// before unless one of their switches moved, so only routes over moved switches can
+    /// become valleys; the tree reaches every switch the damaged fabric connects, unlike
+    /// [`CableOrder::restricted`] when a tree cable is lost.
+    ///
+    /// # Panics
+    /// If this order was not made by [`CableOrder::for_routing`], or a switch is new.
+    pub fn rebuilt(&self, graph: &RoutingGraph, old_of: &[Option<usize>]) -> Self {
+        let n = graph.len();
+        let mut key: Vec<(u64, u64)> = old_of
+            .iter()
+            .map(|old| self.key[old.expect("a surviving switch")])
+            .collect();
+        let mut by_key: Vec<usize> = (0..n).collect();
+        by_key.sort_unstable_by_key(|&v| key[v]);
+        let root = component_roots(graph, &by_key);
+        // Anchored: the root, or a neighbour with a smaller key is anchored.
+        let mut anchored = vec![false; n];
+        for &v in &by_key {
+            anchored[v] = root[v] == v
+                || graph.edges(v).any(|e| {
+                    let w = graph.edge_to[e] as usize;
+                    key[w] < key[v] && anchored[w]
+                });
+        }
+        let mut heap = std::collections::BinaryHeap::new();
+        for v in (0..n).filter(|&v| anchored[v]) {
+            for e in graph.edges(v) {
+                let u = graph.edge_to[e] as usize;
+                if !anchored[u] {
+                    heap.push(std::cmp::Reverse((key[v], v, u)));
+                }
+            }
+        }
+        // Keys of moved switches: their anchor's first part and a sequence number above every
+        // second part in use, so each sorts just behind its anchor and all stay distinct.
+        let mut sequence = key.iter().map(|k| k.1).max().unwrap_or(0);
+        while let Some(std::cmp::Reverse((anchor_key, _, v))) = heap.pop() {
+            if anchored[v] {
+                continue;
+            }
+            if key[v] < anchor_key {
+                sequence += 1;
+                key[v] = (anchor_key.0, sequence);
+            }
+            anchored[v] = true;
+            for e in graph.edges(v) {
+                let u = graph.edge_to[e] as usize;
+                if !anchored[u] {
+                    heap.push(std::cmp::Reverse((key[v], v, u)));
+                }
+            }
+        }
+        let mut order = Self::up_down_by(graph, |v| key[v]);
+        order.key = key;
+        order
+    }
+
+    /// Up*/down* from the first switch of each connected component in the order `tie` (a
+    /// distinct number per switch), switches at the same distance from it ordered by `tie`.
+    /// The keys are stored as (position in that order, 0).
+    fn up_down_by_tie(graph: &RoutingGraph, tie: Vec<u64>) -> Self {
+        let n = graph.len();
         // One root per connected component (a damaged fabric may fall apart): the switch
         // first in the seeded order; distances from the root of each switch's component.
         let mut by_tie: Vec<usize> = (0..n).collect();
@@ -95,7 +200,14 @@ impl CableOrder {
                 }
             }
         }
-        Self::up_down_by(graph, |v| (dist[v], tie[v]))
+        let mut order = Self::up_down_by(graph, |v| (dist[v], tie[v]));
+        let mut by_key: Vec<usize> = (0..n).collect();
+        by_key.sort_unstable_by_key(|&v| (dist[v], tie[v]));
+        order.key = vec![(0, 0); n];
+        for (position, &v) in by_key.iter().enumerate() {
+            order.key[v] = (position as u64, 0);
+        }
+        order
     }
 
     /// Up*/down* for a strict total order `key` of the switches ("closer to the root" when
@@ -104,7 +216,7 @@ impl CableOrder {
     /// smaller. Up edges rank by descending key of their head, down edges likewise above
     /// every up edge, so ranks rise along up edges and fall along down edges. Each switch's
     /// smallest-key neighbour is its parent in the spanning tree of [`CableOrder::tree_next`].
-    fn up_down_by(graph: &RoutingGraph, key: impl Fn(usize) -> (u8, u64)) -> Self {
+    fn up_down_by<K: Ord>(graph: &RoutingGraph, key: impl Fn(usize) -> K) -> Self {
         let n = graph.len();
         let mut up: Vec<usize> = Vec::new();
         let mut down: Vec<usize> = Vec::new();
@@ -132,7 +244,12 @@ impl CableOrder {
                     .map_or(NONE, |w| w as u32)
             })
             .collect();
-        Self { rank, parent }
+        Self {
+            rank,
+            parent,
+            up_below: up.len() as u32,
+            key: Vec::new(),
+        }
     }
 
     /// The next edge of v's route to t along the up*/down* spanning tree (up to the lowest
@@ -164,6 +281,68 @@ impl CableOrder {
         (r == root_t)
             .then(|| graph.edge_between(v, up as usize))
             .flatten()
+    }
+
+    /// This order over `graph`, a copy of the graph it was made for that lost switches or
+    /// cables: new edge e keeps the rank of `old_edge(e)` and new switch v the parent of
+    /// `old_of[v]` while their cable survives. A switch whose parent or parent cable is lost
+    /// takes the far end of its highest-ranked surviving up edge instead: any up edge keeps
+    /// the tree's routes unimodal (ranks rise along up edges towards the root and fall along
+    /// down edges), so the tree is whole again wherever the fabric is; a switch with no up
+    /// edge left becomes a root.
+    ///
+    /// # Panics
+    /// If an edge or switch of `graph` has no counterpart.
+    pub fn restricted(
+        &self,
+        graph: &RoutingGraph,
+        old_edge: impl Fn(usize) -> Option<usize>,
+        old_of: &[Option<usize>],
+    ) -> Self {
+        let rank = (0..graph.edge_count())
+            .map(|e| self.rank[old_edge(e).expect("a surviving edge")])
+            .collect();
+        if self.parent.is_empty() {
+            return Self {
+                rank,
+                parent: Vec::new(),
+                up_below: 0,
+                key: Vec::new(),
+            };
+        }
+        let mut new_of = vec![NONE; self.parent.len()];
+        for (v, old) in old_of.iter().enumerate() {
+            new_of[old.expect("a surviving switch")] = v as u32;
+        }
+        let parent = (0..graph.len())
+            .map(|v| {
+                let p = self.parent[old_of[v].expect("a surviving switch")];
+                let kept = (p != NONE && new_of[p as usize] != NONE)
+                    .then(|| new_of[p as usize])
+                    .filter(|&p| graph.edge_between(v, p as usize).is_some());
+                kept.unwrap_or_else(|| {
+                    graph
+                        .edges(v)
+                        .filter(|&e| rank[e] < self.up_below)
+                        .max_by_key(|&e| rank[e])
+                        .map_or(NONE, |e| graph.edge_to[e])
+                })
+            })
+            .collect();
+        let key = if self.key.is_empty() {
+            Vec::new()
+        } else {
+            old_of
+                .iter()
+                .map(|old| self.key[old.expect("a surviving switch")])
+                .collect()
+        };
+        Self {
+            rank,
+            parent,
+            up_below: self.up_below,
+            key,
+        }
     }
 
     /// The rank of edge e.

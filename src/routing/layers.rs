@@ -79,6 +79,32 @@ impl Layers {
         self.hops[i] = hops;
     }
 
+    /// Points s's next hop towards t in layer l at `edge`, its hop count unknown until
+    /// [`Layers::recompute_hops`] (the repair copies surviving next hops this way).
+    pub fn set_next(&mut self, l: usize, s: usize, t: usize, edge: usize) {
+        let i = self.at(l, s, t);
+        self.next[i] = edge as u32;
+        self.hops[i] = UNSET;
+    }
+
+    /// Removes s's route towards t in layer l.
+    pub fn clear_next(&mut self, l: usize, s: usize, t: usize) {
+        let i = self.at(l, s, t);
+        self.next[i] = NONE;
+        self.hops[i] = UNSET;
+    }
+
+    /// Removes the next hop of every switch whose route does not reach t in layer l (hop
+    /// count unknown after [`Layers::recompute_hops`]), so it can be attached anew.
+    pub fn drop_unreached(&mut self, l: usize, t: usize) {
+        let base = self.at(l, 0, t);
+        for v in 0..self.n {
+            if self.hops[base + v] == UNSET {
+                self.next[base + v] = NONE;
+            }
+        }
+    }
+
     /// The switches of the path from s to t in layer l (s first, t last), or `None` if s has
     /// no route.
     pub fn path(&self, graph: &RoutingGraph, l: usize, s: usize, t: usize) -> Option<Vec<usize>> {

@@ -16,6 +16,8 @@
 //! * `rebalance` and then `polish` — passes over the finished layers that even the link
 //!   loads and win back disjoint paths, never importing each other or the driver.
 //! * [`layered`] — the driver: [`layered::route`] calls the passes above in order.
+//! * [`repair`] — after losses, keeps every route that does not cross them and completes the
+//!   affected trees (a full routing when it cannot).
 //! * [`lids`], [`lft`] and [`tables`] turn the layers into forwarding tables; this file ties
 //!   routing and tables together ([`route_fabric`]).
 //! * [`walk`] follows a destination LID through any forwarding tables — ours or read back
@@ -34,6 +36,7 @@ pub mod lft;
 pub mod lids;
 mod polish;
 mod rebalance;
+pub mod repair;
 pub mod tables;
 mod tree;
 pub mod walk;

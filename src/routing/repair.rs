@@ -1,0 +1,319 @@
+//! Repair after losses: when cables, switches or hosts fail, keep every route that does not
+//! cross what was lost and give new routes only to the (layer, switch, destination) entries
+//! whose route did.
+//!
+//! A full routing of the damaged fabric moves routes everywhere (the passes balance the whole
+//! fabric again), so live traffic loses paths that never touched the failure and the subnet
+//! manager sends every changed forwarding block. The repair instead copies each surviving
+//! next hop, drops the ones whose route reached the lost part, and completes each affected
+//! destination tree with [`Layers::attach`] (or [`Layers::attach_unimodal`], in the previous
+//! cable order, so the lanes by port pair stay valid for kept and new routes alike). What it
+//! cannot do — a fabric that gained switches or cables, a layer count that changed, an order
+//! that no longer connects a pair — is a full routing, and the report says why.
+
+use super::cable_order::CableOrder;
+use super::config::{RoutingConfig, Turns};
+use super::graph::{FAR, NONE, RoutingGraph};
+use super::layered::route_in_order;
+use super::layers::{AttachScratch, Layers};
+
+/// The routing that is repaired: its graph, layers and (for [`Turns::Unimodal`]) order.
+#[derive(Debug, Clone, Copy)]
+pub struct Previous<'a> {
+    /// The graph it was routed over.
+    pub graph: &'a RoutingGraph,
+    /// Its layers.
+    pub layers: &'a Layers,
+    /// Its cable order, when it was routed with [`Turns::Unimodal`].
+    pub order: Option<&'a CableOrder>,
+}
+
+/// What the repair changed, counted in (layer, switch, destination switch) routes of switches
+/// and destinations that exist before and after.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RepairReport {
+    /// Routes whose previous path crossed a lost cable or switch: the ones that must change.
+    pub crossing: u64,
+    /// Routes whose next hop changed.
+    pub changed: u64,
+    /// Why the fabric was routed in full instead of repaired, if it was.
+    pub full_routing: Option<String>,
+}
+
+impl RepairReport {
+    /// Changed routes per route that had to change (1.0: only those; 0 when none had to).
+    pub fn churn(&self) -> f64 {
+        if self.crossing == 0 {
+            0.0
+        } else {
+            self.changed as f64 / self.crossing as f64
+        }
+    }
+}
+
+/// The repaired routing.
+#[derive(Debug, Clone)]
+pub struct Repaired {
+    /// Next hops per layer and destination over the new graph.
+    pub layers: Layers,
+    /// The cable order every route is unimodal in ([`Turns::Unimodal`]): the previous one
+    /// over the surviving cables, or a new one after a full routing.
+    pub order: Option<CableOrder>,
+    /// What changed.
+    pub report: RepairReport,
+}
+
+/// Repairs `previous` for `graph`, whose switch i was switch `old_of[i]` of the previous graph
+/// (`None` for a switch that is new), with `config` (the previous routing's configuration).
+pub fn repair(
+    previous: &Previous<'_>,
+    graph: &RoutingGraph,
+    old_of: &[Option<usize>],
+    config: &RoutingConfig,
+) -> Repaired {
+    let attempt = try_repair(previous, graph, old_of, config);
+    let (layers, order, full_routing) = match attempt {
+        Ok((layers, order)) => (layers, order, None),
+        Err(why) => {
+            let order = (config.turns == Turns::Unimodal)
+                .then(|| CableOrder::for_routing(graph, config.seed));
+            (
+                route_in_order(graph, config, order.as_ref()),
+                order,
+                Some(why),
+            )
+        }
+    };
+    let (crossing, changed) = count_changes(previous, graph, old_of, &layers);
+    Repaired {
+        layers,
+        order,
+        report: RepairReport {
+            crossing,
+            changed,
+            full_routing,
+        },
+    }
+}
+
+/// The repair proper, or why it cannot be done.
+fn try_repair(
+    previous: &Previous<'_>,
+    graph: &RoutingGraph,
+    old_of: &[Option<usize>],
+    config: &RoutingConfig,
+) -> Result<(Layers, Option<CableOrder>), String> {
+    let n = graph.len();
+    let count = previous.layers.count();
+    if count != config.layers.max(1) {
+        return Err(format!(
+            "the layers changed from {count} to {}",
+            config.layers.max(1)
+        ));
+    }
+    if let Some(v) = (0..n).find(|&v| old_of[v].is_none()) {
+        return Err(format!("switch {v} is new"));
+    }
+    let old_edge = |e: usize| -> Option<usize> {
+        let a = old_of[graph.edge_from[e] as usize]?;
+        let b = old_of[graph.edge_to[e] as usize]?;
+        previous.graph.edge_between(a, b)
+    };
+    if let Some(e) = (0..graph.edge_count()).find(|&e| old_edge(e).is_none()) {
+        return Err(format!("the cable of edge {e} is new"));
+    }
+    // The new edge of each old one.
+    let mut new_edge = vec![NONE; previous.graph.edge_count()];
+    for e in 0..graph.edge_count() {
+        new_edge[old_edge(e).expect("checked above")] = e as u32;
+    }
+    let context = Context {
+        previous,
+        graph,
+        old_of,
+        new_edge: &new_edge,
+    };
+    match (config.turns, previous.order) {
+        (Turns::Any, _) => Ok((context.keep_and_complete(None)?, None)),
+        (Turns::Unimodal, None) => Err("the previous routing has no cable order".into()),
+        // First the previous order itself, where every kept route stays unimodal; when a
+        // lost tree cable leaves a pair without a route in it, the order made again for the
+        // damaged fabric, giving new routes also to the few kept ones that became valleys.
+        (Turns::Unimodal, Some(old)) => {
+            let restricted = old.restricted(graph, old_edge, old_of);
+            match context.keep_and_complete(Some(&restricted)) {
+                Ok(layers) => Ok((layers, Some(restricted))),
+                Err(_) => {
+                    let rebuilt = old.rebuilt(graph, old_of);
+                    let layers = context.keep_and_complete(Some(&rebuilt))?;
+                    Ok((layers, Some(rebuilt)))
+                }
+            }
+        }
+    }
+}
+
+/// What the repair keeps routes from.
+struct Context<'a> {
+    previous: &'a Previous<'a>,
+    graph: &'a RoutingGraph,
+    old_of: &'a [Option<usize>],
+    /// The new edge of each old one ([`NONE`]: lost).
+    new_edge: &'a [u32],
+}
+
+impl Context<'_> {
+    /// Every surviving next hop whose route still reaches its destination (unimodal in
+    /// `order`, when given), then every destination tree completed.
+    fn keep_and_complete(&self, order: Option<&CableOrder>) -> Result<Layers, String> {
+        let (graph, previous) = (self.graph, self.previous);
+        let n = graph.len();
+        let count = previous.layers.count();
+        let mut layers = Layers::new(n, count);
+        let mut shapes = Vec::new();
+        for l in 0..count {
+            for t in 0..n {
+                let old_t = self.old_of[t].expect("checked above");
+                for v in (0..n).filter(|&v| v != t) {
+                    let old_v = self.old_of[v].expect("checked above");
+                    if let Some(e) = previous.layers.next_edge(l, old_v, old_t)
+                        && self.new_edge[e] != NONE
+                    {
+                        layers.set_next(l, v, t, self.new_edge[e] as usize);
+                    }
+                }
+                if let Some(order) = order {
+                    layers.shapes(graph, order, l, t, &mut shapes);
+                    for (v, shape) in shapes.iter().enumerate() {
+                        if v != t && shape.is_none_or(|s| !s.is_valid()) {
+                            layers.clear_next(l, v, t);
+                        }
+                    }
+                }
+                layers.recompute_hops(graph, l, t);
+                layers.drop_unreached(l, t);
+            }
+        }
+
+        // The load of the kept routes, then every affected destination tree completed.
+        let mut weights = vec![0u64; graph.edge_count()];
+        for l in 0..count {
+            for t in 0..n {
+                let receivers = u64::from(graph.endpoints[t]);
+                for v in (0..n).filter(|&v| v != t && layers.is_routed(l, v, t)) {
+                    let load = u64::from(graph.endpoints[v]) * receivers;
+                    layers.load_chain(graph, l, v, t, load, &mut weights);
+                }
+            }
+        }
+        let mut scratch = AttachScratch::default();
+        for l in 0..count {
+            for t in 0..n {
+                if (0..n).all(|v| layers.is_routed(l, v, t)) {
+                    continue;
+                }
+                match order {
+                    Some(order) => {
+                        layers.attach_unimodal(graph, l, t, &mut weights, order, None, &mut scratch)
+                    }
+                    None => layers.attach(graph, l, t, &mut weights, |_| true, &mut scratch),
+                }
+                let dist = graph.dist_to(t);
+                if let Some(v) = (0..n).find(|&v| dist[v] != FAR && !layers.is_routed(l, v, t)) {
+                    return Err(format!(
+                        "switch {v} has no route to switch {t} in layer {l} that keeps the order"
+                    ));
+                }
+            }
+        }
+        Ok(layers)
+    }
+}
+
+/// (routes whose previous path crossed a loss, routes whose next hop changed), over switches
+/// and destinations that exist before and after.
+fn count_changes(
+    previous: &Previous<'_>,
+    graph: &RoutingGraph,
+    old_of: &[Option<usize>],
+    layers: &Layers,
+) -> (u64, u64) {
+    let n = graph.len();
+    let mut new_of = vec![None; previous.graph.len()];
+    for (v, old) in old_of.iter().enumerate() {
+        if let Some(o) = old {
+            new_of[*o] = Some(v);
+        }
+    }
+    // Whether an old edge survives: both ends survive and are still cabled.
+    let survives = |e: usize| -> bool {
+        let a = new_of[previous.graph.edge_from[e] as usize];
+        let b = new_of[previous.graph.edge_to[e] as usize];
+        matches!((a, b), (Some(a), Some(b)) if graph.edge_between(a, b).is_some())
+    };
+    let (mut crossing, mut changed) = (0u64, 0u64);
+    let mut intact = vec![0u8; previous.graph.len()];
+    for l in 0..layers.count().min(previous.layers.count()) {
+        for t in 0..n {
+            let Some(old_t) = old_of[t] else { continue };
+            // Per old switch: 0 unknown, 1 its route survives, 2 it crosses a loss.
+            intact.fill(0);
+            for v in (0..n).filter(|&v| v != t) {
+                let Some(old_v) = old_of[v] else { continue };
+                if !route_survives(previous, old_v, old_t, l, &survives, &mut intact) {
+                    crossing += 1;
+                }
+                let before = previous.layers.next_edge(l, old_v, old_t).map(|e| {
+                    let to = previous.graph.edge_to[e] as usize;
+                    new_of[to]
+                });
+                let after = layers
+                    .next_edge(l, v, t)
+                    .map(|e| Some(graph.edge_to[e] as usize));
+                if before != after {
+                    changed += 1;
+                }
+            }
+        }
+    }
+    (crossing, changed)
+}
+
+/// Whether old switch v's route to old switch t in layer l uses only surviving edges
+/// (memoised in `intact`: 1 survives, 2 crosses a loss).
+fn route_survives(
+    previous: &Previous<'_>,
+    v: usize,
+    t: usize,
+    l: usize,
+    survives: &impl Fn(usize) -> bool,
+    intact: &mut [u8],
+) -> bool {
+    let mut chain = Vec::new();
+    let mut x = v;
+    let verdict = loop {
+        if x == t || intact[x] == 1 {
+            break true;
+        }
+        if intact[x] == 2 {
+            break false;
+        }
+        match previous.layers.next_edge(l, x, t) {
+            Some(e) if survives(e) => {
+                chain.push(x);
+                x = previous.graph.edge_to[e] as usize;
+            }
+            _ => {
+                chain.push(x);
+                break false;
+            }
+        }
+    };
+    for y in chain {
+        intact[y] = if verdict { 1 } else { 2 };
+    }
+    verdict
+}
+
+#[cfg(test)]
+mod tests;

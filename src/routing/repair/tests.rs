@@ -1,0 +1,249 @@
+//! The repair keeps every route that does not cross a loss, completes the rest within the
+//! turn rule, and routes in full only when it must.
+
+use super::*;
+use crate::topology::{Fabric, NodeSpec, TopologySpec};
+
+/// `whole` without the switch-to-switch cables `cut` names (by their index among those
+/// cables) and without the switches `gone` names; the new switch of each old one.
+fn damaged(
+    whole: &Fabric,
+    cut: impl Fn(usize) -> bool,
+    gone: &[&str],
+) -> (RoutingGraph, Vec<Option<usize>>) {
+    let mut fabric = Fabric::new(format!("{} damaged", whole.name));
+    let mut id_of = vec![None; whole.nodes().len()];
+    for (i, node) in whole.nodes().iter().enumerate() {
+        if gone.contains(&node.name.as_str()) {
+            continue;
+        }
+        let id = fabric
+            .add_node(NodeSpec {
+                kind: node.kind,
+                name: node.name.clone(),
+                description: node.description.clone(),
+                guid: node.guid,
+                num_ports: node.num_ports(),
+                rack: node.rack,
+            })
+            .expect("a copy of a valid node");
+        id_of[i] = Some(id);
+    }
+    let mut cables = 0;
+    for link in whole.links() {
+        if whole.node(link.a.node).is_switch() && whole.node(link.b.node).is_switch() {
+            cables += 1;
+            if cut(cables - 1) {
+                continue;
+            }
+        }
+        let (Some(a), Some(b)) = (id_of[link.a.node.index()], id_of[link.b.node.index()]) else {
+            continue;
+        };
+        let end = |node, port| crate::topology::PortRef { node, port };
+        fabric
+            .connect(
+                end(a, link.a.port),
+                end(b, link.b.port),
+                link.width,
+                link.speed,
+            )
+            .expect("a copy of a valid cable");
+    }
+    let old = RoutingGraph::new(whole);
+    let graph = RoutingGraph::new(&fabric);
+    let old_of = graph
+        .nodes
+        .iter()
+        .map(|&id| {
+            let guid = fabric.node(id).guid;
+            let old_id = whole.node_by_guid(guid).expect("a surviving switch");
+            Some(old.index_of[old_id.index()] as usize)
+        })
+        .collect();
+    (graph, old_of)
+}
+
+struct Case {
+    graph: RoutingGraph,
+    layers: Layers,
+    order: Option<CableOrder>,
+    config: RoutingConfig,
+}
+
+fn routed(whole: &Fabric, layers: usize, turns: Turns) -> Case {
+    let graph = RoutingGraph::new(whole);
+    let config = RoutingConfig {
+        layers,
+        turns,
+        seed: 4,
+        ..RoutingConfig::default()
+    };
+    let order = (turns == Turns::Unimodal).then(|| CableOrder::for_routing(&graph, config.seed));
+    let layers = route_in_order(&graph, &config, order.as_ref());
+    Case {
+        graph,
+        layers,
+        order,
+        config,
+    }
+}
+
+/// Repairs `case` for the damaged graph and checks: no full routing (unless `full_ok`),
+/// every connected pair routed loop-free in every layer, unimodal in the order when the
+/// turn rule asks, every route that did not cross a loss unchanged, and churn ≤ 1.
+fn check_repair(what: &str, case: &Case, graph: &RoutingGraph, old_of: &[Option<usize>]) {
+    let previous = Previous {
+        graph: &case.graph,
+        layers: &case.layers,
+        order: case.order.as_ref(),
+    };
+    let repaired = repair(&previous, graph, old_of, &case.config);
+    let report = &repaired.report;
+    assert_eq!(report.full_routing, None, "{what}");
+    assert!(report.crossing > 0, "{what}: the damage crosses routes");
+    assert!(
+        report.changed <= report.crossing,
+        "{what}: {} changed, {} had to",
+        report.changed,
+        report.crossing
+    );
+    let n = graph.len();
+    for l in 0..repaired.layers.count() {
+        for t in 0..n {
+            let dist = graph.dist_to(t);
+            for v in (0..n).filter(|&v| v != t && dist[v] != FAR) {
+                let path = repaired
+                    .layers
+                    .path(graph, l, v, t)
+                    .unwrap_or_else(|| panic!("{what}: layer {l}: {v} -> {t} has no route"));
+                let mut seen = path.clone();
+                seen.sort_unstable();
+                seen.dedup();
+                assert_eq!(seen.len(), path.len(), "{what}: a loop {path:?}");
+                if let Some(order) = &repaired.order {
+                    let edges: Vec<usize> = path
+                        .windows(2)
+                        .map(|w| graph.edge_between(w[0], w[1]).unwrap())
+                        .collect();
+                    assert!(order.is_unimodal(&edges), "{what}: valley {path:?}");
+                }
+            }
+        }
+    }
+}
+
+fn cases() -> Vec<(&'static str, usize)> {
+    vec![
+        ("slimfly:q=5", 4),
+        ("slimfly:q=7", 4),
+        ("mlfm:d=3", 2),
+        ("lsft:n=3", 4),
+        ("random:switches=24,degree=5,hosts=2,seed=9", 4),
+    ]
+}
+
+fn build(spec: &str) -> Fabric {
+    spec.parse::<TopologySpec>().unwrap().build().unwrap()
+}
+
+#[test]
+fn one_lost_cable_changes_only_routes_that_crossed_it() {
+    for (spec, layers) in cases() {
+        let whole = build(spec);
+        for turns in [Turns::Any, Turns::Unimodal] {
+            let case = routed(&whole, layers, turns);
+            for cable in [0, 7, 19] {
+                let (graph, old_of) = damaged(&whole, |c| c == cable, &[]);
+                check_repair(
+                    &format!("{spec} L{layers} {turns:?} cable {cable}"),
+                    &case,
+                    &graph,
+                    &old_of,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn ten_lost_cables_change_only_routes_that_crossed_them() {
+    for (spec, layers) in cases() {
+        let whole = build(spec);
+        for turns in [Turns::Any, Turns::Unimodal] {
+            let case = routed(&whole, layers, turns);
+            let (graph, old_of) = damaged(&whole, |c| c % 13 == 5 && c < 13 * 10, &[]);
+            check_repair(
+                &format!("{spec} L{layers} {turns:?}"),
+                &case,
+                &graph,
+                &old_of,
+            );
+        }
+    }
+}
+
+#[test]
+fn a_lost_switch_changes_only_routes_that_crossed_it() {
+    for (spec, layers) in cases() {
+        let whole = build(spec);
+        let victim = whole.node(whole.switches().nth(3).unwrap()).name.clone();
+        for turns in [Turns::Any, Turns::Unimodal] {
+            let case = routed(&whole, layers, turns);
+            let (graph, old_of) = damaged(&whole, |_| false, &[&victim]);
+            check_repair(
+                &format!("{spec} {turns:?} without {victim}"),
+                &case,
+                &graph,
+                &old_of,
+            );
+        }
+    }
+}
+
+#[test]
+fn an_intact_fabric_keeps_every_route() {
+    let whole = build("slimfly:q=5");
+    for turns in [Turns::Any, Turns::Unimodal] {
+        let case = routed(&whole, 4, turns);
+        let (graph, old_of) = damaged(&whole, |_| false, &[]);
+        let previous = Previous {
+            graph: &case.graph,
+            layers: &case.layers,
+            order: case.order.as_ref(),
+        };
+        let repaired = repair(&previous, &graph, &old_of, &case.config);
+        assert_eq!(repaired.report, RepairReport::default(), "{turns:?}");
+        for l in 0..4 {
+            for t in 0..graph.len() {
+                for v in 0..graph.len() {
+                    assert_eq!(
+                        repaired.layers.next_edge(l, v, t),
+                        case.layers.next_edge(l, v, t),
+                        "{turns:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_changed_layer_count_is_a_full_routing_that_says_why() {
+    let whole = build("slimfly:q=5");
+    let case = routed(&whole, 4, Turns::Unimodal);
+    let (graph, old_of) = damaged(&whole, |c| c == 3, &[]);
+    let previous = Previous {
+        graph: &case.graph,
+        layers: &case.layers,
+        order: case.order.as_ref(),
+    };
+    let config = RoutingConfig {
+        layers: 2,
+        ..case.config.clone()
+    };
+    let repaired = repair(&previous, &graph, &old_of, &config);
+    let why = repaired.report.full_routing.expect("a full routing");
+    assert!(why.contains("layers changed from 4 to 2"), "{why}");
+    assert_eq!(repaired.layers.count(), 2);
+}
