@@ -36,7 +36,8 @@ pub use network::BrokenRoutes;
 pub use path_sl::{DefaultSl, PathSl, SlTable, SwitchSls};
 pub use sl2vl::{Sl2VlTables, SlVlRow, SwitchSl2Vl, identity_row};
 pub use verify::{
-    Cycle, CycleChannel, CyclicComponent, RouteExample, Verdict, VerifyOptions, VlChannels, verify,
+    Cycle, CycleChannel, CyclicComponent, RouteExample, RouteSls, Verdict, VerifyOptions,
+    VlChannels, verify,
 };
 
 use crate::routing::RoutingConfig;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use ibfabric::cli::output;
-use ibfabric::deadlock::{SlTable, VerifyOptions, identity_row, verify};
+use ibfabric::deadlock::{RouteSls, SlTable, VerifyOptions, identity_row, verify};
 use ibfabric::io::{path_sl, sl2vl};
 use ibfabric::routing::LidTable;
 
@@ -116,6 +116,7 @@ pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
     let options = VerifyOptions {
         switch_lids: !args.no_switch_lids,
         max_listed: args.max_examples,
+        sls: RouteSls::PathSl,
     };
     let verdict = verify(&fabric, &lids, &lfts, &sls, &tables, &options);
     let rendered = match args.format {

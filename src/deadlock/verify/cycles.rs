@@ -2,12 +2,10 @@
 //! components with a cycle each.
 
 use super::dependencies::Dependencies;
+use super::routes::Routes;
 use super::verdict::{CyclicComponent, VlChannels};
 use crate::deadlock::cdg::{CallbackGraph, CycleSearch, cyclic_components, shortest_cycle};
 use crate::deadlock::network::Channels;
-use crate::deadlock::path_sl::PathSl;
-use crate::deadlock::sl2vl::Sl2VlTables;
-use crate::routing::ForwardingTables;
 use crate::routing::walk::NONE;
 
 /// A cycle of the CDG as channel nodes (link × nv + VL index), if there is one.
@@ -45,18 +43,16 @@ pub(super) fn find_cycle(net: &Channels<'_>, deps: &Dependencies) -> Option<Vec<
 
 /// What the scan found, for naming the cyclic components and their cycles.
 pub(super) struct Found<'f, 'a> {
-    pub(super) net: &'f Channels<'a>,
-    pub(super) tables: &'f ForwardingTables,
-    pub(super) path_sl: &'f dyn PathSl,
-    pub(super) sl2vl: &'f Sl2VlTables,
+    /// The routes scanned.
+    pub(super) routes: Routes<'f, 'a>,
+    /// Their dependencies.
     pub(super) deps: &'f Dependencies,
-    pub(super) cap: usize,
 }
 
 impl Found<'_, '_> {
     /// The channels (link × nv + VL index) that `c` depends on.
     fn successors(&self, c: u32, out: &mut Vec<u32>) {
-        let (net, deps, nv) = (self.net, self.deps, self.deps.nv);
+        let (net, deps, nv) = (self.routes.net, self.deps, self.deps.nv);
         let (a, x) = (c as usize / nv, c as usize % nv);
         let v = net.links[a].to_switch;
         if !deps.used[c as usize] || v == NONE {
@@ -73,7 +69,7 @@ impl Found<'_, '_> {
 
     /// The channels that depend on `c`.
     fn predecessors(&self, c: u32, out: &mut Vec<u32>) {
-        let (net, deps, nv) = (self.net, self.deps, self.deps.nv);
+        let (net, deps, nv) = (self.routes.net, self.deps, self.deps.nv);
         let (b, y) = (c / nv as u32, c as usize % nv);
         let v = net.links[b as usize].from_switch;
         if !deps.used[c as usize] || v == NONE {

@@ -19,11 +19,17 @@
 //! towards one destination is followed once. When the SL depends only on the source's switch
 //! ([`PathSl::sl_from_switch`]), sources on one switch are checked together, so the work is
 //! about switches × destinations × path length, not sources × destinations.
+//!
+//! With [`RouteSls::EverySl`] every route carries every SL 0..15 at once. A tail is followed
+//! with the set of SLs that hold its channel; a switch whose (in port, out port) table maps
+//! several of them to one lane passes them on together, so SLs with equal lane sequences cost
+//! one walk, and a tail splits only where the tables tell its SLs apart.
 
 mod cycles;
 mod dependencies;
 mod names;
 mod render;
+mod routes;
 mod scan;
 mod verdict;
 mod walker;
@@ -37,6 +43,7 @@ use crate::routing::{ForwardingTables, LidTable};
 use crate::topology::Fabric;
 use cycles::{Found, find_cycle};
 use dependencies::Dependencies;
+use routes::Routes;
 use scan::{Scan, scan};
 
 /// What to check.
@@ -46,6 +53,21 @@ pub struct VerifyOptions {
     pub switch_lids: bool,
     /// At most this many example routes per cycle dependency, and failures, are listed.
     pub max_listed: usize,
+    /// The SLs each route carries.
+    pub sls: RouteSls,
+}
+
+/// Which SLs a route's packets carry, and so which lanes of the SL-to-VL tables it uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RouteSls {
+    /// The route's path SL, as the subnet manager answers it in PathRecords: deadlock freedom
+    /// for clients that ask the SA and use its SL.
+    #[default]
+    PathSl,
+    /// Every SL 0..15 at once, in one channel dependency graph: deadlock freedom for clients
+    /// that put one fixed SL into every packet and never ask for the path SL (UCX for Open MPI
+    /// and MPICH, plain verbs programs, multicast), whichever SL each of them picks.
+    EverySl,
 }
 
 impl Default for VerifyOptions {
@@ -53,6 +75,7 @@ impl Default for VerifyOptions {
         Self {
             switch_lids: true,
             max_listed: 5,
+            sls: RouteSls::PathSl,
         }
     }
 }
@@ -74,6 +97,14 @@ pub fn verify(
             switch_lids: options.switch_lids,
         },
     );
+    let routes = Routes {
+        net: &net,
+        tables,
+        path_sl,
+        sl2vl,
+        sls: options.sls,
+        cap: options.max_listed,
+    };
     let cap = options.max_listed;
     let mapped = sl2vl.vls_mapped();
     // Destinations in contiguous chunks, one thread each, each with its own dependency sets;
@@ -82,10 +113,7 @@ pub fn verify(
     let scans: Vec<Scan> = std::thread::scope(|scope| {
         let handles: Vec<_> = parts
             .iter()
-            .map(|range| {
-                let net = &net;
-                scope.spawn(move || scan(net, tables, path_sl, sl2vl, mapped, range.clone(), cap))
-            })
+            .map(|range| scope.spawn(move || scan(routes, mapped, range.clone())))
             .collect();
         handles
             .into_iter()
@@ -94,24 +122,20 @@ pub fn verify(
     });
     let mut deps = Dependencies::new(mapped, net.turns(), net.links.len());
     let (mut broken, mut dropped) = (BrokenRoutes::default(), BrokenRoutes::default());
-    let (mut loops, mut routes) = (0, 0u64);
+    let (mut loops, mut checked) = (0, 0u64);
     for part in scans {
         deps.merge(&part.deps);
         broken.merge(part.broken, cap);
         dropped.merge(part.dropped, cap);
         loops += part.loops;
-        routes += part.routes;
+        checked += part.routes;
     }
     let (cycle, cyclic_components) = match find_cycle(&net, &deps) {
         None => (None, Vec::new()),
         Some(first) => {
             let found = Found {
-                net: &net,
-                tables,
-                path_sl,
-                sl2vl,
+                routes,
                 deps: &deps,
-                cap,
             };
             let mut components = found.components(first);
             (components[0].cycle.take(), components)
@@ -125,7 +149,7 @@ pub fn verify(
     Verdict {
         sources: net.sources.len(),
         destinations: net.dests.len(),
-        routes,
+        routes: checked,
         channels: deps.used.iter().filter(|&&u| u).count(),
         dependencies: deps.count(),
         vls,

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::cycles::Found;
+use super::routes::{Routes, each_sl};
 use super::verdict::{Cycle, CycleChannel, RouteExample};
 use crate::deadlock::sl2vl::VL15;
 use crate::routing::walk::{DestWalk, NONE};
@@ -13,14 +14,15 @@ impl Found<'_, '_> {
     /// (a second pass over the routes, without sharing tails, restricted to destinations whose
     /// tree uses a link of a cycle).
     pub(super) fn name_cycles(&self, cycles: &[Vec<u32>]) -> Vec<Cycle> {
-        let Self {
+        let deps = self.deps;
+        let routes = self.routes;
+        let Routes {
             net,
             tables,
-            path_sl,
             sl2vl,
-            deps,
             cap,
-        } = *self;
+            ..
+        } = routes;
         let nv = deps.nv;
         let split = |c: u32| (c / nv as u32, (c % nv as u32) as usize);
         let mut named: Vec<Cycle> = cycles
@@ -60,6 +62,7 @@ impl Found<'_, '_> {
             }
         };
         let mut tree = DestWalk::new(net.len());
+        let mut counted: Vec<(usize, usize)> = Vec::new();
         for dest in &net.dests {
             tree.walk(net, tables, dest, |_| NONE);
             if !tree
@@ -77,49 +80,55 @@ impl Found<'_, '_> {
                     if src.port == dest.port {
                         continue;
                     }
-                    let sl = path_sl.sl(src.lid, dest.lid);
-                    // The channels of this route, with the VL index on each.
-                    let mut prev: Option<(u32, usize)> = None;
-                    if src.link != NONE {
-                        prev = dense(sl2vl.port_vl(src.port, sl)).map(|h| (src.link, h));
-                        if prev.is_none() {
-                            continue;
-                        }
-                    }
-                    let mut in_port = src.in_port;
-                    let mut v = s;
-                    loop {
-                        let b = tree.next(v);
-                        if b == NONE {
-                            break;
-                        }
-                        let out = net.links[b as usize].from.port;
-                        let Some(y) = dense(sl2vl.switch_vl(net.switches[v], in_port, out, sl))
-                        else {
-                            break;
-                        };
-                        if let Some((a, x)) = prev {
-                            if let Some(&(k, i)) = wanted.get(&(net.turn(a, b), x, y)) {
-                                let c = &mut named[k].channels[i];
-                                c.routes += 1;
-                                if c.examples.len() < cap {
-                                    c.examples.push(RouteExample {
-                                        slid: src.lid,
-                                        dlid: dest.lid,
-                                        sl,
-                                        source: net.fabric.port_name(src.port),
-                                        destination: net.fabric.port_name(dest.port),
-                                    });
-                                }
+                    // A route that makes a dependency on several SLs counts once, named with
+                    // the lowest of them.
+                    counted.clear();
+                    for sl in each_sl(routes.sls(src.lid, dest.lid)) {
+                        // The channels of this route, with the VL index on each.
+                        let mut prev: Option<(u32, usize)> = None;
+                        if src.link != NONE {
+                            prev = dense(sl2vl.port_vl(src.port, sl)).map(|h| (src.link, h));
+                            if prev.is_none() {
+                                continue;
                             }
                         }
-                        prev = Some((b, y));
-                        let to = net.links[b as usize];
-                        if to.to_switch == NONE {
-                            break;
+                        let mut in_port = src.in_port;
+                        let mut v = s;
+                        loop {
+                            let b = tree.next(v);
+                            if b == NONE {
+                                break;
+                            }
+                            let out = net.links[b as usize].from.port;
+                            let Some(y) = dense(sl2vl.switch_vl(net.switches[v], in_port, out, sl))
+                            else {
+                                break;
+                            };
+                            if let Some((a, x)) = prev {
+                                let hit = wanted.get(&(net.turn(a, b), x, y));
+                                if let Some(&(k, i)) = hit.filter(|at| !counted.contains(at)) {
+                                    counted.push((k, i));
+                                    let c = &mut named[k].channels[i];
+                                    c.routes += 1;
+                                    if c.examples.len() < cap {
+                                        c.examples.push(RouteExample {
+                                            slid: src.lid,
+                                            dlid: dest.lid,
+                                            sl,
+                                            source: net.fabric.port_name(src.port),
+                                            destination: net.fabric.port_name(dest.port),
+                                        });
+                                    }
+                                }
+                            }
+                            prev = Some((b, y));
+                            let to = net.links[b as usize];
+                            if to.to_switch == NONE {
+                                break;
+                            }
+                            in_port = to.to.port;
+                            v = to.to_switch as usize;
                         }
-                        in_port = to.to.port;
-                        v = to.to_switch as usize;
                     }
                 }
             }

@@ -27,7 +27,8 @@ pub struct CycleChannel {
     pub link: String,
     /// Its virtual lane.
     pub vl: u8,
-    /// Routes that arrive on this channel and leave on the next one of the cycle.
+    /// Routes that arrive on this channel and leave on the next one of the cycle (each once,
+    /// whatever the SLs it makes this dependency on).
     pub routes: u64,
     /// Some of them.
     pub examples: Vec<RouteExample>,

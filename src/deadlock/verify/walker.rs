@@ -1,6 +1,7 @@
 //! The walk of route tails towards one destination, collecting their dependencies.
 
 use super::dependencies::Dependencies;
+use super::routes::each_sl;
 use crate::deadlock::network::{BrokenRoutes, Channels, Source};
 use crate::deadlock::sl2vl::{SLS, Sl2VlTables, VL15};
 use crate::routing::walk::{DestWalk, NONE};
@@ -15,10 +16,13 @@ pub(super) struct Walker<'n, 'a> {
     /// (link, SL) states mapped to VL 15, listed up to `cap`.
     pub(super) dropped: BrokenRoutes,
     cap: usize,
-    /// Per (link, SL): the stamp of the destination the VL set below belongs to.
+    /// Per channel (link × VL index): the stamp of the destination the SL set below belongs
+    /// to.
     stamp: Vec<u32>,
-    /// Per (link, SL): VLs (dense) whose tail was followed for the stamped destination.
+    /// Per channel: SLs whose tail was followed for the stamped destination.
     seen: Vec<u16>,
+    /// Tails still to follow: (link, VL index, SLs).
+    pending: Vec<(u32, usize, u16)>,
     /// Per (out-link of a switch, SL): first-hop VLs of the switch's sources, computed once.
     first: Vec<u16>,
     first_done: Vec<bool>,
@@ -35,13 +39,14 @@ impl<'n, 'a> Walker<'n, 'a> {
     ) -> Self {
         let links = net.links.len();
         Self {
+            stamp: vec![u32::MAX; links * deps.nv],
+            seen: vec![0; links * deps.nv],
+            pending: Vec::new(),
             net,
             sl2vl,
             deps,
             dropped: BrokenRoutes::default(),
             cap,
-            stamp: vec![u32::MAX; links * SLS],
-            seen: vec![0; links * SLS],
             first: vec![0; links * SLS],
             first_done: vec![false; links * SLS],
         }
@@ -56,48 +61,60 @@ impl<'n, 'a> Walker<'n, 'a> {
         }
     }
 
-    /// Follows the route tail that holds link `a` on VL index `x` with SL `sl` towards the
-    /// destination of `tree` (stamp `di`).
-    pub(super) fn tail(&mut self, tree: &DestWalk, di: u32, mut a: u32, mut x: usize, sl: u8) {
-        loop {
-            let key = a as usize * SLS + usize::from(sl);
+    /// Follows the route tails that hold link `a` on VL index `x` with the SLs of the bit set
+    /// `sls` towards the destination of `tree` (stamp `di`). SLs that take the same lanes go on
+    /// together; where a switch maps them to different lanes, each group goes on alone.
+    pub(super) fn tail(&mut self, tree: &DestWalk, di: u32, a: u32, x: usize, sls: u16) {
+        self.pending.push((a, x, sls));
+        while let Some((a, x, sls)) = self.pending.pop() {
+            let key = a as usize * self.deps.nv + x;
             if self.stamp[key] != di {
                 self.stamp[key] = di;
                 self.seen[key] = 0;
             }
-            if self.seen[key] & (1 << x) != 0 {
-                return;
+            let sls = sls & !self.seen[key];
+            if sls == 0 {
+                continue;
             }
-            self.seen[key] |= 1 << x;
+            self.seen[key] |= sls;
             let link = self.net.links[a as usize];
             let v = link.to_switch;
             if v == NONE {
-                return;
+                continue;
             }
             let b = tree.next(v as usize);
             if b == NONE {
-                return; // delivered to the switch itself
+                continue; // delivered to the switch itself
             }
             let out = self.net.links[b as usize].from.port;
-            let vl = self
+            let row = self
                 .sl2vl
-                .switch_vl(self.net.switches[v as usize], link.to.port, out, sl);
-            let y = Self::dense(&self.deps, vl);
-            if y == NO_VL {
-                self.dropped.count += 1;
-                if self.dropped.examples.len() < self.cap {
-                    self.dropped.examples.push(format!(
-                        "SL {sl} from {} to {}",
-                        self.net.link_name(a),
-                        self.net.link_name(b)
-                    ));
+                .switch_row(self.net.switches[v as usize], link.to.port, out);
+            let mut rest = sls;
+            while rest != 0 {
+                let vl = row[rest.trailing_zeros() as usize];
+                let group = each_sl(rest)
+                    .filter(|&sl| row[usize::from(sl)] == vl)
+                    .fold(0u16, |g, sl| g | 1 << sl);
+                rest &= !group;
+                let y = Self::dense(&self.deps, vl);
+                if y == NO_VL {
+                    for sl in each_sl(group) {
+                        self.dropped.count += 1;
+                        if self.dropped.examples.len() < self.cap {
+                            self.dropped.examples.push(format!(
+                                "SL {sl} from {} to {}",
+                                self.net.link_name(a),
+                                self.net.link_name(b)
+                            ));
+                        }
+                    }
+                    continue;
                 }
-                return;
+                let y = usize::from(y);
+                self.deps.add(self.net.turn(a, b), a, x, b, y);
+                self.pending.push((b, y, group));
             }
-            let y = usize::from(y);
-            self.deps.add(self.net.turn(a, b), a, x, b, y);
-            a = b;
-            x = y;
         }
     }
 
