@@ -4,10 +4,13 @@
 use std::collections::HashMap;
 
 use super::cycles::Found;
-use super::routes::{Routes, each_sl};
+use super::dependencies::Dependencies;
+use super::routes::{Routes, by_lane};
 use super::verdict::{Cycle, CycleChannel, RouteExample};
-use crate::deadlock::sl2vl::VL15;
+use crate::deadlock::network::{Channels, Source};
+use crate::deadlock::sl2vl::{Sl2VlTables, VL15};
 use crate::routing::walk::{DestWalk, NONE};
+use crate::topology::PortRef;
 
 impl Found<'_, '_> {
     /// Names the channels of the cycles and the routes that make each of their dependencies
@@ -54,17 +57,25 @@ impl Found<'_, '_> {
                 cycle_links[a as usize] = true;
             }
         }
-        let dense = |vl: u8| {
-            if vl == VL15 {
-                None
-            } else {
-                Some(usize::from(deps.index[usize::from(vl & 15)]))
-            }
-        };
+        let mut cycle_turn = vec![false; net.turns()];
+        for &(turn, _, _) in wanted.keys() {
+            cycle_turn[turn] = true;
+        }
         let mut tree = DestWalk::new(net.len());
-        let mut counted: Vec<(usize, usize)> = Vec::new();
+        let mut cycle_routes = CycleRoutes {
+            net,
+            sl2vl,
+            deps,
+            wanted: &wanted,
+            cycle_turn,
+            pending: Vec::new(),
+        };
+        // The dependencies of cycles one route makes: (cycle, position), SL.
+        let mut hits: Vec<((usize, usize), u8)> = Vec::new();
         for dest in &net.dests {
             tree.walk(net, tables, dest, |_| NONE);
+            // The port and SLs whose route `hits` holds.
+            let mut walked: Option<(PortRef, u16)> = None;
             if !tree
                 .next_links()
                 .iter()
@@ -80,59 +91,127 @@ impl Found<'_, '_> {
                     if src.port == dest.port {
                         continue;
                     }
+                    // The route's SLs, walked together while they share lanes.
+                    let sls = routes.sls(src.lid, dest.lid);
+                    // The LIDs of one port (its LMC offsets) with the same SLs make the same
+                    // dependencies: walk the first of them.
+                    if walked != Some((src.port, sls)) {
+                        walked = Some((src.port, sls));
+                        cycle_routes.hits(&tree, s, src, sls, &mut hits);
+                    }
                     // A route that makes a dependency on several SLs counts once, named with
                     // the lowest of them.
-                    counted.clear();
-                    for sl in each_sl(routes.sls(src.lid, dest.lid)) {
-                        // The channels of this route, with the VL index on each.
-                        let mut prev: Option<(u32, usize)> = None;
-                        if src.link != NONE {
-                            prev = dense(sl2vl.port_vl(src.port, sl)).map(|h| (src.link, h));
-                            if prev.is_none() {
-                                continue;
-                            }
-                        }
-                        let mut in_port = src.in_port;
-                        let mut v = s;
-                        loop {
-                            let b = tree.next(v);
-                            if b == NONE {
-                                break;
-                            }
-                            let out = net.links[b as usize].from.port;
-                            let Some(y) = dense(sl2vl.switch_vl(net.switches[v], in_port, out, sl))
-                            else {
-                                break;
-                            };
-                            if let Some((a, x)) = prev {
-                                let hit = wanted.get(&(net.turn(a, b), x, y));
-                                if let Some(&(k, i)) = hit.filter(|at| !counted.contains(at)) {
-                                    counted.push((k, i));
-                                    let c = &mut named[k].channels[i];
-                                    c.routes += 1;
-                                    if c.examples.len() < cap {
-                                        c.examples.push(RouteExample {
-                                            slid: src.lid,
-                                            dlid: dest.lid,
-                                            sl,
-                                            source: net.fabric.port_name(src.port),
-                                            destination: net.fabric.port_name(dest.port),
-                                        });
-                                    }
-                                }
-                            }
-                            prev = Some((b, y));
-                            let to = net.links[b as usize];
-                            if to.to_switch == NONE {
-                                break;
-                            }
-                            in_port = to.to.port;
-                            v = to.to_switch as usize;
+                    for &((k, i), sl) in &hits {
+                        let c = &mut named[k].channels[i];
+                        c.routes += 1;
+                        if c.examples.len() < cap {
+                            c.examples.push(RouteExample {
+                                slid: src.lid,
+                                dlid: dest.lid,
+                                sl,
+                                source: net.fabric.port_name(src.port),
+                                destination: net.fabric.port_name(dest.port),
+                            });
                         }
                     }
                 }
             }
         }
         named
+    }
+}
+
+/// Part of a route still to walk: the channel it holds (none yet for a switch's own LID), the
+/// switch it is in and the port it arrived on, and the SLs that share these lanes.
+struct Tail {
+    held: Option<(u32, usize)>,
+    v: usize,
+    in_port: u8,
+    sls: u16,
+}
+
+/// Walks single routes and finds the dependencies of the cycles each makes.
+struct CycleRoutes<'w, 'a> {
+    net: &'w Channels<'a>,
+    sl2vl: &'w Sl2VlTables,
+    deps: &'w Dependencies,
+    /// Dependency (turn, x, y) → (cycle, position in it).
+    wanted: &'w HashMap<(usize, usize, usize), (usize, usize)>,
+    /// Turns some cycle dependency takes.
+    cycle_turn: Vec<bool>,
+    pending: Vec<Tail>,
+}
+
+impl CycleRoutes<'_, '_> {
+    /// VL index of `vl`, or `None` for VL 15 (dropped).
+    fn dense(&self, vl: u8) -> Option<usize> {
+        if vl == VL15 {
+            None
+        } else {
+            Some(usize::from(self.deps.index[usize::from(vl & 15)]))
+        }
+    }
+
+    /// The cycle dependencies (cycle, position) the route from `src` on switch `s` with the
+    /// SLs `sls` makes towards the destination of `tree`, each with the lowest SL that makes
+    /// it, into `hits`.
+    fn hits(
+        &mut self,
+        tree: &DestWalk,
+        s: usize,
+        src: &Source,
+        sls: u16,
+        hits: &mut Vec<((usize, usize), u8)>,
+    ) {
+        let start = |held, sls| Tail {
+            held,
+            v: s,
+            in_port: src.in_port,
+            sls,
+        };
+        if src.link == NONE {
+            self.pending.push(start(None, sls));
+        } else {
+            for (vl, group) in by_lane(self.sl2vl.port_row(src.port), sls) {
+                if let Some(h) = self.dense(vl) {
+                    self.pending.push(start(Some((src.link, h)), group));
+                }
+            }
+        }
+        hits.clear();
+        while let Some(t) = self.pending.pop() {
+            let b = tree.next(t.v);
+            if b == NONE {
+                continue;
+            }
+            let out = self.net.links[b as usize].from.port;
+            let row = self
+                .sl2vl
+                .switch_row(self.net.switches[t.v], t.in_port, out);
+            for (vl, group) in by_lane(row, t.sls) {
+                let Some(y) = self.dense(vl) else {
+                    continue;
+                };
+                if let Some((a, x)) = t.held {
+                    let turn = self.net.turn(a, b);
+                    if self.cycle_turn[turn] {
+                        if let Some(&at) = self.wanted.get(&(turn, x, y)) {
+                            hits.push((at, group.trailing_zeros() as u8));
+                        }
+                    }
+                }
+                let to = self.net.links[b as usize];
+                if to.to_switch != NONE {
+                    self.pending.push(Tail {
+                        held: Some((b, y)),
+                        v: to.to_switch as usize,
+                        in_port: to.to.port,
+                        sls: group,
+                    });
+                }
+            }
+        }
+        hits.sort_unstable();
+        hits.dedup_by_key(|&mut (at, _)| at);
     }
 }

@@ -4,7 +4,7 @@
 use super::RouteSls;
 use crate::deadlock::network::Channels;
 use crate::deadlock::path_sl::PathSl;
-use crate::deadlock::sl2vl::Sl2VlTables;
+use crate::deadlock::sl2vl::{SLS, Sl2VlTables, SlVlRow};
 use crate::routing::ForwardingTables;
 use crate::topology::NodeId;
 
@@ -43,6 +43,22 @@ impl Routes<'_, '_> {
             RouteSls::EverySl => EVERY_SL,
         }
     }
+}
+
+/// The SLs of the bit set `sls` grouped by the lane `row` maps them to: (VL, SLs), ascending
+/// by VL. SLs of one group take the same lane here.
+pub(super) fn by_lane(row: &SlVlRow, sls: u16) -> impl Iterator<Item = (u8, u16)> + use<> {
+    let mut groups = [0u16; SLS];
+    let mut rest = sls;
+    while rest != 0 {
+        let sl = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        groups[usize::from(row[sl] & 15)] |= 1 << sl;
+    }
+    (0..SLS as u8).filter_map(move |vl| {
+        let group = groups[usize::from(vl)];
+        (group != 0).then_some((vl, group))
+    })
 }
 
 /// The SLs of the bit set `sls`, ascending.

@@ -1,7 +1,7 @@
 //! The walk of route tails towards one destination, collecting their dependencies.
 
 use super::dependencies::Dependencies;
-use super::routes::each_sl;
+use super::routes::{by_lane, each_sl};
 use crate::deadlock::network::{BrokenRoutes, Channels, Source};
 use crate::deadlock::sl2vl::{SLS, Sl2VlTables, VL15};
 use crate::routing::walk::{DestWalk, NONE};
@@ -90,13 +90,7 @@ impl<'n, 'a> Walker<'n, 'a> {
             let row = self
                 .sl2vl
                 .switch_row(self.net.switches[v as usize], link.to.port, out);
-            let mut rest = sls;
-            while rest != 0 {
-                let vl = row[rest.trailing_zeros() as usize];
-                let group = each_sl(rest)
-                    .filter(|&sl| row[usize::from(sl)] == vl)
-                    .fold(0u16, |g, sl| g | 1 << sl);
-                rest &= !group;
+            for (vl, group) in by_lane(row, sls) {
                 let y = Self::dense(&self.deps, vl);
                 if y == NO_VL {
                     for sl in each_sl(group) {
