@@ -9,9 +9,9 @@ use std::collections::{HashMap, HashSet};
 use ibfabric::Fabric;
 use ibfabric::deadlock::sl2vl::SLS;
 use ibfabric::deadlock::{
-    ColouringConfig, DeadlockError, DefaultSl, DfssspConfig, PathSl, Scheme, SchemeOutcome,
-    Shortage, Sl2VlTables, SlTable, SlVlRow, VerifyOptions, apply_scheme, assign_vls,
-    colouring_scheme, identity_row, route_deadlock_free, verify,
+    ColouringConfig, DeadlockError, DefaultSl, DfssspConfig, PathSl, RouteSls, Scheme,
+    SchemeOutcome, Shortage, Sl2VlTables, SlTable, SlVlRow, VerifyOptions, apply_scheme,
+    assign_vls, colouring_scheme, identity_row, route_deadlock_free, verify,
 };
 use ibfabric::io::{path_sl, sl2vl};
 use ibfabric::rng::Rng;
@@ -240,10 +240,14 @@ fn brute_force_cyclic(
     sls: &dyn PathSl,
     sl2vl: &Sl2VlTables,
 ) -> bool {
-    let edges = brute_force_dependencies(fabric, lids, tables, sls, sl2vl);
+    cyclic_edges(&brute_force_dependencies(fabric, lids, tables, sls, sl2vl))
+}
+
+/// Kahn's algorithm: whether the dependencies `edges` hold a cycle.
+fn cyclic_edges(edges: &HashSet<(Channel, Channel)>) -> bool {
     let mut indegree: HashMap<Channel, usize> = HashMap::new();
     let mut out: HashMap<Channel, Vec<Channel>> = HashMap::new();
-    for &(a, b) in &edges {
+    for &(a, b) in edges {
         indegree.entry(a).or_insert(0);
         *indegree.entry(b).or_insert(0) += 1;
         out.entry(a).or_default().push(b);
@@ -484,6 +488,91 @@ fn the_verdict_matches_a_brute_force_search_on_small_random_fabrics() {
                 &VerifyOptions::default(),
             );
             assert!(v.is_deadlock_free(), "case {case} DFSSSP: {v}");
+        }
+    }
+    assert!(
+        cyclic >= 5 && acyclic >= 5,
+        "both verdicts occur: {cyclic} cyclic, {acyclic} acyclic"
+    );
+}
+
+/// Random SL-to-VL tables over `vls` VLs for every switch port pair and every host port.
+fn random_sl2vl(fabric: &Fabric, rng: &mut Rng, vls: u64) -> Sl2VlTables {
+    let mut sl2vl = Sl2VlTables::new(fabric, identity_row(vls as u8));
+    for id in fabric.switches().collect::<Vec<_>>() {
+        let ports = fabric.node(id).num_ports();
+        let t = sl2vl.switch_mut(id, ports);
+        for i in 0..=ports {
+            for o in 0..=ports {
+                t.set(i, o, random_row(rng, vls));
+            }
+        }
+    }
+    for h in fabric.hosts().collect::<Vec<_>>() {
+        sl2vl.set_port(PortRef { node: h, port: 1 }, random_row(rng, vls));
+    }
+    sl2vl
+}
+
+#[test]
+fn every_sl_verdict_matches_a_brute_force_search_over_all_sls_on_small_random_fabrics() {
+    // One CDG with every route on each of the 16 SLs: the brute force unites the dependencies
+    // of every SL, walked one SL at a time; the verifier must find the same dependencies and
+    // the same verdict, however the random tables group the SLs on each port pair.
+    let mut rng = Rng::new(7);
+    let (mut cyclic, mut acyclic) = (0, 0);
+    for case in 0..40 {
+        let switches = 6 + 2 * rng.below(3);
+        let degree = 3 + rng.below(2);
+        let spec = format!("random:switches={switches},degree={degree},hosts=1,seed={case}");
+        let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
+        let lmc = rng.below(2) as u8;
+        assign_lids(&mut fabric, lmc).unwrap();
+        let lids = LidTable::from_fabric(&fabric).unwrap();
+        let graph = RoutingGraph::new(&fabric);
+        let routed = route(
+            &graph,
+            &RoutingConfig {
+                layers: 1 << lmc,
+                seed: case,
+                ..Default::default()
+            },
+        );
+        let tables = forwarding_tables(&fabric, &graph, &routed, &lids);
+        let vls = 2 + rng.below(3);
+        let sl2vl = random_sl2vl(&fabric, &mut rng, vls);
+        let expected: HashSet<(Channel, Channel)> = (0..SLS as u8)
+            .flat_map(|sl| {
+                brute_force_dependencies(&fabric, &lids, &tables, &DefaultSl(sl), &sl2vl)
+            })
+            .collect();
+        let every_sl = VerifyOptions {
+            sls: RouteSls::EverySl,
+            ..VerifyOptions::default()
+        };
+        // The path SLs must not matter: a table of random ones.
+        let mut sls = SlTable::default();
+        for (s, _) in lids.iter() {
+            for (d, _) in lids.iter() {
+                sls.entries.insert((s, d), rng.below(16) as u8);
+            }
+        }
+        let verdict = verify(&fabric, &lids, &tables, &sls, &sl2vl, &every_sl);
+        assert_eq!(
+            verdict.dependencies,
+            expected.len(),
+            "case {case} {spec}:\n{verdict}"
+        );
+        let brute_cyclic = cyclic_edges(&expected);
+        assert_eq!(
+            !verdict.is_deadlock_free(),
+            brute_cyclic,
+            "case {case} {spec}: brute force says cyclic = {brute_cyclic}, verifier:\n{verdict}"
+        );
+        if brute_cyclic {
+            cyclic += 1;
+        } else {
+            acyclic += 1;
         }
     }
     assert!(

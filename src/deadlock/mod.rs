@@ -42,7 +42,8 @@ pub use path_sl::{DefaultSl, PathSl, SlTable, SwitchSls};
 pub use port_pair::{PortPairConfig, PortPairLanes, lanes_by_port_pair};
 pub use sl2vl::{Sl2VlTables, SlVlRow, SwitchSl2Vl, identity_row};
 pub use verify::{
-    Cycle, CycleChannel, CyclicComponent, RouteExample, Verdict, VerifyOptions, VlChannels, verify,
+    Cycle, CycleChannel, CyclicComponent, RouteExample, RouteSls, Verdict, VerifyOptions,
+    VlChannels, verify,
 };
 
 use crate::routing::cable_order::CableOrder;

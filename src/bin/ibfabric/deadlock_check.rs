@@ -8,9 +8,10 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use ibfabric::cli::output;
-use ibfabric::deadlock::{SlTable, VerifyOptions, identity_row, verify};
+use ibfabric::deadlock::{RouteSls, SlTable, Verdict, VerifyOptions, identity_row, verify};
 use ibfabric::io::{path_sl, sl2vl};
 use ibfabric::routing::LidTable;
+use serde::Serialize;
 
 use crate::source::{load_fabric, load_tables};
 
@@ -39,6 +40,13 @@ pub struct DeadlockCheckArgs {
     /// Data VLs of the SL-to-VL mapping used where no table is given.
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u8).range(1..=15))]
     vls: u8,
+    /// Also check every route on every SL 0..15 at once, in one channel dependency graph — what
+    /// clients that never ask the SA for the path SL need (UCX for Open MPI and MPICH, verbs
+    /// programs, multicast: one fixed SL in every packet). The report gives both verdicts and
+    /// which guarantee holds; exit status 0 only when deadlock-free whatever the SL, 1
+    /// otherwise.
+    #[arg(long)]
+    every_sl: bool,
     /// Leave the switches' own LIDs out as sources and destinations (check CA traffic only).
     #[arg(long)]
     no_switch_lids: bool,
@@ -69,7 +77,7 @@ fn read(path: &Path) -> anyhow::Result<String> {
 }
 
 /// Prints the verdict; exit status 0 when deadlock-free, 1 when a cycle (or a forwarding loop)
-/// is found.
+/// is found (with `--every-sl`: 0 only when deadlock-free whatever the SL).
 pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
     let mut fabric = load_fabric(&args.fabric, args.node_name_map.as_deref())?;
     let lfts = load_tables(&mut fabric, &args.fabric, &args.lfts)?;
@@ -116,16 +124,95 @@ pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
     let options = VerifyOptions {
         switch_lids: !args.no_switch_lids,
         max_listed: args.max_examples,
+        sls: RouteSls::PathSl,
     };
     let verdict = verify(&fabric, &lids, &lfts, &sls, &tables, &options);
-    let rendered = match args.format {
-        Format::Text => format!("{}: {}\n{verdict}", fabric.name, fabric.summary()),
-        Format::Json => serde_json::to_string_pretty(&verdict)? + "\n",
+    let header = format!("{}: {}", fabric.name, fabric.summary());
+    let (rendered, deadlock_free) = if args.every_sl {
+        let every_options = VerifyOptions {
+            sls: RouteSls::EverySl,
+            ..options
+        };
+        let every = verify(&fabric, &lids, &lfts, &sls, &tables, &every_options);
+        let both = BothVerdicts::new(verdict, every);
+        let rendered = match args.format {
+            Format::Text => format!("{header}\n{}", both.text()),
+            Format::Json => serde_json::to_string_pretty(&both)? + "\n",
+        };
+        (rendered, both.guarantee == Guarantee::WhateverSl)
+    } else {
+        let rendered = match args.format {
+            Format::Text => format!("{header}\n{verdict}"),
+            Format::Json => serde_json::to_string_pretty(&verdict)? + "\n",
+        };
+        (rendered, verdict.is_deadlock_free())
     };
     output::emit(args.output.as_deref(), &rendered)?;
-    Ok(if verdict.is_deadlock_free() {
+    Ok(if deadlock_free {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Which deadlock freedom the tables give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum Guarantee {
+    /// Acyclic with every route on every SL: any client, whatever SL it puts in its packets.
+    WhateverSl,
+    /// Acyclic only with the path SLs: clients that ask the SA and use its SL.
+    PathSlOnly,
+    /// Cyclic (or looping) even with the path SLs.
+    None,
+}
+
+impl Guarantee {
+    fn of(path_sl: &Verdict, every_sl: &Verdict) -> Self {
+        if every_sl.is_deadlock_free() && path_sl.is_deadlock_free() {
+            Self::WhateverSl
+        } else if path_sl.is_deadlock_free() {
+            Self::PathSlOnly
+        } else {
+            Self::None
+        }
+    }
+
+    fn sentence(self) -> &'static str {
+        match self {
+            Self::WhateverSl => "deadlock-free whatever SL the traffic carries",
+            Self::PathSlOnly => "deadlock-free only for clients that use the SA's path SL",
+            Self::None => "not deadlock-free",
+        }
+    }
+}
+
+/// The report of `--every-sl`: the verdict with the path SLs, the verdict with every route on
+/// every SL, and the guarantee they give together.
+#[derive(Serialize)]
+struct BothVerdicts {
+    path_sl: Verdict,
+    every_sl: Verdict,
+    guarantee: Guarantee,
+}
+
+impl BothVerdicts {
+    fn new(path_sl: Verdict, every_sl: Verdict) -> Self {
+        let guarantee = Guarantee::of(&path_sl, &every_sl);
+        Self {
+            path_sl,
+            every_sl,
+            guarantee,
+        }
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "With the path SLs:\n{}\nWhatever the SL (every route on every SL 0..15, one channel \
+             dependency graph):\n{}\n{}\n",
+            self.path_sl,
+            self.every_sl,
+            self.guarantee.sentence()
+        )
+    }
 }
