@@ -6,11 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ibfabric::Fabric;
-use ibfabric::deadlock::{DeadlockError, Guarantee, Scheme, Shortage, route_deadlock_free};
+use ibfabric::deadlock::{
+    DeadlockError, DeadlockFree, Guarantee, Scheme, SchemeOutcome, Shortage, repair_deadlock_free,
+    route_deadlock_free,
+};
 use ibfabric::options::DeadlockMode;
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered;
 use ibfabric::routing::layers::Layers;
+use ibfabric::routing::repair::RepairReport;
 use ibfabric::routing::{ForwardingTables, LidError, LidTable, RoutingConfig, forwarding_tables};
 use ibfabric::topology::{
     FabricError, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef, link_rate,
@@ -298,8 +302,54 @@ pub struct Routed {
     pub deadlock_summary: String,
     /// Which senders the routing is deadlock-free for (`None` without a scheme).
     pub guarantee: Option<Guarantee>,
+    /// What a later sweep can repair from (lanes by port pair only).
+    pub base: Option<Arc<RepairBase>>,
+    /// What the repair changed, when this routing is a repair.
+    pub repair: Option<Repair>,
     /// Time the routing took.
     pub elapsed: Duration,
+}
+
+/// A routing made deadlock-free by lanes by port pair, with the fabric it was made for: a
+/// later sweep that finds cables, switches or hosts lost repairs it instead of routing anew.
+#[derive(Debug)]
+pub struct RepairBase {
+    fabric: Fabric,
+    graph: RoutingGraph,
+    done: DeadlockFree,
+}
+
+/// A repair's outcome, for the log.
+#[derive(Debug, Clone)]
+pub struct Repair {
+    /// Switch-to-switch cables lost since the routing repaired.
+    pub lost_cables: usize,
+    /// Switches lost.
+    pub lost_switches: usize,
+    /// (layer, switch, destination switch) routes counted as the core counts them.
+    pub report: RepairReport,
+}
+
+impl std::fmt::Display for Repair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = &self.report;
+        write!(
+            f,
+            "repaired after losing {} cable{} and {} switch{}: {} of the routes changed, {} \
+             had to (churn {:.2})",
+            self.lost_cables,
+            if self.lost_cables == 1 { "" } else { "s" },
+            self.lost_switches,
+            if self.lost_switches == 1 { "" } else { "es" },
+            r.changed,
+            r.crossing,
+            r.churn()
+        )?;
+        if let Some(why) = &r.full_routing {
+            write!(f, "; routed in full: {why}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Routes `fabric` (with its ports' LIDs), makes it deadlock-free when `deadlock` asks for a
@@ -320,38 +370,136 @@ pub fn route(
         return Err(EngineError::NoSwitches);
     }
     let schemes = deadlock.schemes();
-    let (layers, tables, reductions, qos, deadlock_summary, guarantee) = if schemes.is_empty() {
+    if schemes.is_empty() {
         let layers = layered::route(&graph, config);
         let tables = forwarding_tables(&fabric, &graph, &layers, &lids);
-        let summary = "deadlock avoidance off: every path on SL 0".to_string();
-        (layers, tables, Vec::new(), None, summary, None)
-    } else {
-        let done =
-            route_deadlock_free(&fabric, &lids, &graph, config, &schemes, deadlock.shortage)?;
-        let summary = done.outcome.to_string();
-        let guarantee = done.outcome.guarantee();
-        (
-            done.routing,
-            done.tables,
-            done.reductions,
-            Some((done.path_sls, done.sl2vl)),
-            summary,
-            Some(guarantee),
-        )
+        let switches = entries(&fabric, &graph, &layers, &lids, &tables)?;
+        return Ok(Routed {
+            lids: switches.first().map_or(0, |(_, e)| e.len()),
+            switches,
+            layers: layers.count(),
+            requested_layers: config.layers.max(1),
+            reductions: Vec::new(),
+            tables,
+            qos: None,
+            deadlock_summary: "deadlock avoidance off: every path on SL 0".to_string(),
+            guarantee: None,
+            base: None,
+            repair: None,
+            elapsed: started.elapsed(),
+        });
+    }
+    let done = route_deadlock_free(&fabric, &lids, &graph, config, &schemes, deadlock.shortage)?;
+    finish(fabric, lids, graph, done, config, None, started)
+}
+
+/// Repairs `previous` for `fabric`, which lost switches, cables or hosts since (and gained
+/// none), keeping every route that did not cross a loss and the lanes by port pair. `None`
+/// when it cannot be repaired that way: `previous` was not made by lanes by port pair, the
+/// settings differ, or `fabric` gained a switch or cable (route in full then).
+///
+/// # Errors
+/// As [`route`].
+pub fn repair(
+    previous: &Routed,
+    fabric: Fabric,
+    config: &RoutingConfig,
+    deadlock: &DeadlockSettings,
+) -> Result<Option<Routed>, EngineError> {
+    let started = std::time::Instant::now();
+    let Some(base) = &previous.base else {
+        return Ok(None);
     };
-    let switches = entries(&fabric, &graph, &layers, &lids, &tables)?;
-    let lid_count = switches.first().map_or(0, |(_, e)| e.len());
-    let qos = qos.map(|(path_sls, sl2vl)| Arc::new(QosAnswers::new(fabric, lids, path_sls, sl2vl)));
+    let Some(scheme) = deadlock
+        .schemes()
+        .into_iter()
+        .find(|s| matches!(s, Scheme::PortPair(_)))
+    else {
+        return Ok(None);
+    };
+    let lids = LidTable::from_fabric(&fabric)?;
+    let graph = RoutingGraph::new(&fabric);
+    if graph.is_empty() {
+        return Err(EngineError::NoSwitches);
+    }
+    let old_of: Vec<Option<usize>> = graph
+        .nodes
+        .iter()
+        .map(|&id| {
+            let old = base.fabric.node_by_guid(fabric.node(id).guid)?;
+            let s = base.graph.index_of[old.index()];
+            (s != u32::MAX).then_some(s as usize)
+        })
+        .collect();
+    if old_of.iter().any(Option::is_none) {
+        return Ok(None);
+    }
+    let gained = (0..graph.edge_count()).any(|e| {
+        let (a, b) = (graph.edge_from[e] as usize, graph.edge_to[e] as usize);
+        base.graph
+            .edge_between(old_of[a].unwrap_or(0), old_of[b].unwrap_or(0))
+            .is_none()
+    });
+    if gained {
+        return Ok(None);
+    }
+    let Some(repaired) = repair_deadlock_free(
+        &fabric,
+        &lids,
+        &graph,
+        &base.done,
+        &base.graph,
+        &old_of,
+        config,
+        &scheme,
+    ) else {
+        return Ok(None);
+    };
+    let (done, report) = repaired?;
+    let repair = Repair {
+        lost_cables: (base.graph.edge_count() - graph.edge_count()) / 2,
+        lost_switches: base.graph.len() - graph.len(),
+        report,
+    };
+    finish(fabric, lids, graph, done, config, Some(repair), started).map(Some)
+}
+
+/// Entries, answers and the repair base of a deadlock-free routing.
+fn finish(
+    fabric: Fabric,
+    lids: LidTable,
+    graph: RoutingGraph,
+    done: DeadlockFree,
+    config: &RoutingConfig,
+    repair: Option<Repair>,
+    started: std::time::Instant,
+) -> Result<Routed, EngineError> {
+    let switches = entries(&fabric, &graph, &done.routing, &lids, &done.tables)?;
+    let qos = QosAnswers::new(
+        fabric.clone(),
+        lids,
+        done.path_sls.clone(),
+        done.sl2vl.clone(),
+    );
+    let base = matches!(done.outcome, SchemeOutcome::PortPair { .. }).then(|| {
+        Arc::new(RepairBase {
+            fabric,
+            graph,
+            done: done.clone(),
+        })
+    });
     Ok(Routed {
+        lids: switches.first().map_or(0, |(_, e)| e.len()),
         switches,
-        lids: lid_count,
-        layers: layers.count(),
+        layers: done.layers,
         requested_layers: config.layers.max(1),
-        reductions,
-        tables,
-        qos,
-        deadlock_summary,
-        guarantee,
+        reductions: done.reductions,
+        tables: done.tables,
+        qos: Some(Arc::new(qos)),
+        deadlock_summary: done.outcome.to_string(),
+        guarantee: Some(done.outcome.guarantee()),
+        base,
+        repair,
         elapsed: started.elapsed(),
     })
 }

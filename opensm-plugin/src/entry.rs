@@ -54,6 +54,9 @@ struct Plugin {
     /// Path SLs and SL-to-VL tables of the tables in force; read by the SA's threads.
     answers: RwLock<Option<Arc<QosAnswers>>>,
     last: Mutex<Option<(Inputs, Arc<Routed>)>>,
+    /// The last routing made in full, kept while later sweeps repair: a subnet that returns
+    /// to it (the lost cables plugged back) gets exactly its tables again.
+    full: Mutex<Option<(Inputs, Arc<Routed>)>>,
     /// The cabling plan of the configuration, while its file is unchanged.
     plan: Mutex<cabling::PlanCache>,
 }
@@ -67,7 +70,7 @@ impl Plugin {
 }
 
 /// Everything a routing depends on.
-#[derive(PartialEq)]
+#[derive(Clone, PartialEq)]
 struct Inputs {
     records: Vec<NodeRecord>,
     config: Config,
@@ -139,6 +142,7 @@ extern "C" fn create(osm: *mut osm_opensm_t) -> *mut c_void {
             pending: Mutex::new(None),
             answers: RwLock::new(None),
             last: Mutex::new(None),
+            full: Mutex::new(None),
             plan: Mutex::new(cabling::PlanCache::default()),
         }));
         let module = external_routing_engine_module_t {
@@ -269,16 +273,32 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
         deadlock,
     };
     let mut last = plugin.last.lock().unwrap_or_else(|e| e.into_inner());
-    let (routed, reused) = match last.as_ref() {
-        Some((previous, routed)) if *previous == inputs => (Arc::clone(routed), true),
-        _ => {
-            *last = None;
-            let routed = engine::route(fabric, &inputs.config.routing(lmc), &inputs.deadlock)
-                .map_err(|e| e.to_string())?;
-            let routed = Arc::new(routed);
-            *last = Some((inputs, Arc::clone(&routed)));
-            (routed, false)
-        }
+    let mut full = plugin.full.lock().unwrap_or_else(|e| e.into_inner());
+    let same = |known: &Option<(Inputs, Arc<Routed>)>| {
+        known
+            .as_ref()
+            .filter(|(previous, _)| *previous == inputs)
+            .map(|(_, routed)| Arc::clone(routed))
+    };
+    let (routed, reused) = if let Some(routed) = same(&last).or_else(|| same(&full)) {
+        (routed, true)
+    } else {
+        let routing = inputs.config.routing(lmc);
+        let repaired = repair_after_losses(&[&*last, &*full], &inputs, &fabric, &routing)?;
+        *last = None;
+        let routed = match repaired {
+            Some(routed) => Arc::new(routed),
+            None => {
+                *full = None;
+                let routed = Arc::new(
+                    engine::route(fabric, &routing, &inputs.deadlock).map_err(|e| e.to_string())?,
+                );
+                *full = Some((inputs.clone(), Arc::clone(&routed)));
+                routed
+            }
+        };
+        *last = Some((inputs, Arc::clone(&routed)));
+        (routed, false)
     };
     let mut switches = Vec::with_capacity(routed.switches.len());
     for (id, _) in &routed.switches {
@@ -300,6 +320,35 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
         path_sl_dump,
         fault: inputs_fault,
     })
+}
+
+/// The first of `known` routings (the last one, then the last full one) that `fabric` only
+/// lost switches, cables or hosts since, repaired: every route that did not cross a loss is
+/// kept. `None` when none is (a full routing is due).
+fn repair_after_losses(
+    known: &[&Option<(Inputs, Arc<Routed>)>],
+    inputs: &Inputs,
+    fabric: &ibfabric::Fabric,
+    routing: &ibfabric::routing::RoutingConfig,
+) -> Result<Option<Routed>, String> {
+    for (previous, routed) in known.iter().filter_map(|k| k.as_ref()) {
+        let settings_match = previous.config == inputs.config
+            && previous.lmc == inputs.lmc
+            && previous.deadlock == inputs.deadlock;
+        if !settings_match {
+            continue;
+        }
+        let repaired = engine::repair(routed, fabric.clone(), routing, &inputs.deadlock)
+            .map_err(|e| e.to_string())?;
+        if let Some(r) = repaired.filter(|r| {
+            r.repair
+                .as_ref()
+                .is_some_and(|p| p.report.full_routing.is_none())
+        }) {
+            return Ok(Some(r));
+        }
+    }
+    Ok(None)
 }
 
 /// The deadlock settings for this subnet: the configured mode unless OpenSM will not program
@@ -391,6 +440,9 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
                         pending.started.elapsed().as_millis(),
                         r.elapsed.as_millis()
                     );
+                }
+                if let Some(repair) = &r.repair {
+                    log::info!("{repair}");
                 }
                 log::info!("{}", r.deadlock_summary);
                 if let Some(guarantee) = &r.guarantee {

@@ -31,6 +31,7 @@ pub mod dfsssp;
 mod network;
 pub mod path_sl;
 pub mod port_pair;
+mod repair;
 pub mod sl2vl;
 pub mod verify;
 
@@ -40,6 +41,7 @@ pub use dfsssp::{DfssspConfig, VlAssignment, VlSearch, assign_vls};
 pub use network::BrokenRoutes;
 pub use path_sl::{DefaultSl, PathSl, SlTable, SwitchSls};
 pub use port_pair::{PortPairConfig, PortPairLanes, lanes_by_port_pair};
+pub use repair::repair_deadlock_free;
 pub use sl2vl::{Sl2VlTables, SlVlRow, SwitchSl2Vl, identity_row};
 pub use verify::{
     Cycle, CycleChannel, CyclicComponent, RouteExample, RouteSls, Verdict, VerifyOptions,
@@ -307,6 +309,9 @@ pub struct DeadlockFree {
     pub sl2vl: Sl2VlTables,
     /// Scheme details.
     pub outcome: SchemeOutcome,
+    /// The cable order every route is unimodal in, for lanes by port pair (a repair keeps
+    /// routing in it).
+    pub order: Option<CableOrder>,
 }
 
 /// Applies `scheme` to existing forwarding tables of `fabric` (routed over `graph`; for lanes
@@ -427,6 +432,11 @@ pub fn route_deadlock_free(
                         path_sls,
                         sl2vl,
                         outcome,
+                        order: if turns == Turns::Unimodal {
+                            order
+                        } else {
+                            None
+                        },
                     });
                 }
                 Err(e) => {

@@ -222,22 +222,27 @@ impl ReadBack {
         let verdict = self.verify(&ByLid(sa_sls(expected)));
         assert!(verdict.is_deadlock_free(), "{what}: {verdict}");
         if expected.outcome.guarantee() == Guarantee::EverySl {
-            let verdict = verify(
-                &self.fabric,
-                &self.lids,
-                &self.tables,
-                &DefaultSl(0),
-                &self.sl2vl,
-                &VerifyOptions {
-                    sls: RouteSls::EverySl,
-                    ..VerifyOptions::default()
-                },
-            );
+            let verdict = self.verify_every_sl();
             assert!(
                 verdict.is_deadlock_free(),
                 "{what}, every route on every SL: {verdict}"
             );
         }
+    }
+
+    /// The independent verifier on the read-back tables with every route on every SL.
+    pub fn verify_every_sl(&self) -> Verdict {
+        verify(
+            &self.fabric,
+            &self.lids,
+            &self.tables,
+            &DefaultSl(0),
+            &self.sl2vl,
+            &VerifyOptions {
+                sls: RouteSls::EverySl,
+                ..VerifyOptions::default()
+            },
+        )
     }
 
     /// The independent verifier on the read-back tables with `path_sls`.
@@ -251,4 +256,53 @@ impl ReadBack {
             &VerifyOptions::default(),
         )
     }
+}
+
+/// Between two read-backs of one subnet: (forwarding entries that changed, entries whose route
+/// in `before` crossed a switch-to-switch cable that `after` lacks), over the switches and
+/// LIDs both have. The first should not exceed the second: a repair changes only what it must.
+pub fn churn(before: &ReadBack, after: &ReadBack) -> (usize, usize) {
+    use ibfabric::routing::walk::{DestWalk, NONE, Network};
+    let (b, a) = (&before.fabric, &after.fabric);
+    let in_after = |n: NodeId| a.node_by_guid(b.node(n).guid);
+    let lost = |from: PortRef, to: PortRef| -> bool {
+        let (Some(x), Some(y)) = (in_after(from.node), in_after(to.node)) else {
+            return true;
+        };
+        a.peer(PortRef {
+            node: x,
+            port: from.port,
+        }) != Some(PortRef {
+            node: y,
+            port: to.port,
+        })
+    };
+    let net = Network::new(b, &before.lids);
+    let mut walk = DestWalk::new(net.len());
+    let mut dests: Vec<_> = net
+        .endpoints
+        .iter()
+        .flat_map(|e| (0..e.lids).map(|l| net.endpoint_dest(e, l)))
+        .collect();
+    dests.extend((0..net.len()).filter_map(|s| net.switch_dest(s, &before.lids)));
+    let (mut changed, mut crossing) = (0, 0);
+    for dest in &dests {
+        if after.lids.owner(dest.lid).is_none() {
+            continue;
+        }
+        walk.walk(&net, &before.tables, dest, |_| NONE);
+        for s in 0..net.len() {
+            let node = net.switches[s];
+            let Some(now) = in_after(node) else { continue };
+            if before.tables.port(node, dest.lid) != after.tables.port(now, dest.lid) {
+                changed += 1;
+            }
+            let crossed = walk.path(&net, s).any(|l| {
+                let link = net.links[l as usize];
+                link.between_switches() && lost(link.from, link.to)
+            });
+            crossing += usize::from(crossed);
+        }
+    }
+    (changed, crossing)
 }
