@@ -137,8 +137,12 @@ fn cut_cables_are_routed_around_and_restoring_them_restores_the_routing() {
     let log = sm.log();
     assert!(!log.contains(MINHOP_USED), "{log}");
     assert!(log.contains("layered: repaired after losing"), "{log}");
-    let report_damaged =
-        analysis::analyze(&damaged.fabric, &damaged.lids, &damaged.tables, &Options::default());
+    let report_damaged = analysis::analyze(
+        &damaged.fabric,
+        &damaged.lids,
+        &damaged.tables,
+        &Options::default(),
+    );
     assert!(report_damaged.is_complete(), "{report_damaged}");
     assert_eq!(report_damaged.layers, 4, "every layer kept");
     let verdict = damaged.verify_every_sl();
@@ -146,7 +150,10 @@ fn cut_cables_are_routed_around_and_restoring_them_restores_the_routing() {
     let (changed, crossing) = common::readback::churn(&before, &damaged);
     eprintln!("{changed} entries changed, {crossing} crossed a cut cable");
     assert!(crossing > 0);
-    assert!(changed <= crossing, "{changed} entries changed, {crossing} had to");
+    assert!(
+        changed <= crossing,
+        "{changed} entries changed, {crossing} had to"
+    );
     eprintln!(
         "disjoint >= 3: {:.4} before, {:.4} with {CUT} cables cut",
         report_before.disjoint.at_least_three, report_damaged.disjoint.at_least_three

@@ -10,6 +10,7 @@ mod analyze;
 mod deadlock_check;
 mod diff;
 mod rankmap;
+mod repair;
 mod route;
 mod source;
 mod topo;

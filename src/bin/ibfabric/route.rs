@@ -72,6 +72,12 @@ pub struct RouteArgs {
     /// Write the SL-to-VL tables to FILE (opensm-sl2vl.dump format). Needs --deadlock.
     #[arg(long, value_name = "FILE", requires = "deadlock")]
     sl2vl_out: Option<PathBuf>,
+    /// Route FABRIC first (a dump, document or spec, as --fabric), then repair that routing
+    /// for --fabric, which lost cables, switches or hosts since — what the plugin does on a
+    /// sweep — and report the churn: routes changed against routes whose path crossed a loss.
+    /// Needs lanes by port pair (--deadlock auto or port-pair).
+    #[arg(long, value_name = "FABRIC", requires = "deadlock")]
+    repair_from: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -100,10 +106,25 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
     }
     let started = std::time::Instant::now();
     let config = args.paths.routing(args.layers);
+    let mut repair_line = None;
     let (lids, tables, deadlock_free) = match args.deadlock.scheme_choice() {
         None => {
             let Routed { lids, tables, .. } = route_fabric(&fabric, &config)?;
             (lids, tables, None)
+        }
+        Some(choice) if args.repair_from.is_some() => {
+            let previous = args.repair_from.as_deref().unwrap_or_default();
+            let (done, line) = crate::repair::route_and_repair(
+                previous,
+                &fabric,
+                &config,
+                &choice.schemes(args.vls),
+                args.node_name_map.as_deref(),
+            )?;
+            repair_line = Some(line);
+            let lids = LidTable::from_fabric(&fabric)?;
+            let tables = done.tables.clone();
+            (lids, tables, Some(done))
         }
         Some(choice) => {
             let lids = LidTable::from_fabric(&fabric)?;
@@ -179,6 +200,9 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
             if let (Some(line), Some(guarantee)) = (&deadlock_line, &guarantee) {
                 text += &format!("\n{line}\n{guarantee}\n");
             }
+            if let Some(line) = &repair_line {
+                text += &format!("{line}\n");
+            }
             text
         }
         Format::Json => {
@@ -186,6 +210,9 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
             if let (Some(line), Some(guarantee)) = (deadlock_line, guarantee) {
                 value["deadlock"] = serde_json::Value::String(line);
                 value["deadlock_guarantee"] = serde_json::Value::String(guarantee);
+            }
+            if let Some(line) = repair_line {
+                value["repair"] = serde_json::Value::String(line);
             }
             serde_json::to_string_pretty(&value)? + "\n"
         }

@@ -1,0 +1,121 @@
+//! `ibfabric route --repair-from`: the routing of a fabric repaired for a copy that lost
+//! cables, with the churn reported; a copy that gained cables is refused.
+
+#[path = "common/cli.rs"]
+mod cli;
+
+use cli::{ibfabric, stderr};
+use ibfabric::Fabric;
+use ibfabric::io::fabric_document::FabricDocument;
+use ibfabric::routing::assign_lids;
+use ibfabric::topology::{NodeSpec, TopologySpec};
+
+/// Slim Fly q = 5 with LIDs for 4 layers, and the same fabric without its switch-to-switch
+/// cables number 3 and 40.
+fn intact_and_damaged() -> (Fabric, Fabric) {
+    let mut whole = "slimfly:q=5"
+        .parse::<TopologySpec>()
+        .unwrap()
+        .build()
+        .unwrap();
+    assign_lids(&mut whole, 2).unwrap();
+    let mut damaged = Fabric::new(whole.name.clone());
+    for node in whole.nodes() {
+        let id = damaged
+            .add_node(NodeSpec {
+                kind: node.kind,
+                name: node.name.clone(),
+                description: node.description.clone(),
+                guid: node.guid,
+                num_ports: node.num_ports(),
+                rack: node.rack,
+            })
+            .unwrap();
+        for (p, port) in node.ports.iter().enumerate() {
+            damaged.node_mut(id).ports[p].lid = port.lid;
+            damaged.node_mut(id).ports[p].lmc = port.lmc;
+        }
+    }
+    let mut inter = 0;
+    for link in whole.links() {
+        if whole.node(link.a.node).is_switch() && whole.node(link.b.node).is_switch() {
+            inter += 1;
+            if inter == 4 || inter == 41 {
+                continue;
+            }
+        }
+        // Same nodes in the same order: the node ids carry over.
+        damaged
+            .connect(link.a, link.b, link.width, link.speed)
+            .unwrap();
+    }
+    (whole, damaged)
+}
+
+fn write(dir: &std::path::Path, name: &str, fabric: &Fabric) -> String {
+    let path = dir.join(name);
+    let text = serde_json::to_string(&FabricDocument::from_fabric(fabric)).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_routing_repaired_for_lost_cables_reports_churn_of_at_most_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (whole, damaged) = intact_and_damaged();
+    let before = write(dir.path(), "before.json", &whole);
+    let after = write(dir.path(), "after.json", &damaged);
+    let out = ibfabric(&[
+        "route",
+        "--fabric",
+        &after,
+        "--repair-from",
+        &before,
+        "--layers",
+        "4",
+        "--deadlock",
+        "auto",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("repaired from"))
+        .unwrap_or_else(|| panic!("no repair line:\n{text}"));
+    assert!(line.contains("2 cables and 0 switches lost"), "{line}");
+    let churn: f64 = line
+        .rsplit("churn ")
+        .next()
+        .and_then(|c| c.trim_end_matches(')').parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(churn > 0.0 && churn <= 1.0, "{line}");
+    assert!(
+        text.contains("deadlock-free whatever SL the traffic carries"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_fabric_that_gained_cables_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (whole, damaged) = intact_and_damaged();
+    let before = write(dir.path(), "before.json", &damaged);
+    let after = write(dir.path(), "after.json", &whole);
+    let out = ibfabric(&[
+        "route",
+        "--fabric",
+        &after,
+        "--repair-from",
+        &before,
+        "--layers",
+        "4",
+        "--deadlock",
+        "auto",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("a repair handles losses only"),
+        "{}",
+        stderr(&out)
+    );
+}
