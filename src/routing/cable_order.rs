@@ -15,8 +15,11 @@
 //! its first cable followed by its next hop's route: [`Shape::extend`] decides validity from
 //! that next hop's shape alone, without walking the path.
 
+mod detours;
+
 use super::graph::{FAR, NONE, RoutingGraph};
 use crate::rng::Rng;
+use detours::spread_detours;
 
 /// A distinct rank for every directed edge of a [`RoutingGraph`] (parallel cables between two
 /// switches share their edge's rank: a route never uses two of them in a row).
@@ -95,7 +98,17 @@ impl CableOrder {
                 }
             }
         }
-        Self::up_down_by(graph, |v| (dist[v], tie[v]))
+        let mut order = Self::up_down_by(graph, |v| (dist[v], tie[v]));
+        let mut fixed = vec![false; graph.edge_count()];
+        for (v, &p) in order.parent.iter().enumerate() {
+            if p != NONE {
+                for e in [graph.edge_between(v, p as usize), graph.edge_between(p as usize, v)] {
+                    fixed[e.expect("the tree's cables are cables")] = true;
+                }
+            }
+        }
+        spread_detours(graph, &mut order.rank, &fixed, u64::MAX);
+        order
     }
 
     /// Up*/down* for a strict total order `key` of the switches ("closer to the root" when
