@@ -21,6 +21,12 @@ use super::graph::{FAR, NONE, RoutingGraph};
 use crate::rng::Rng;
 use detours::spread_detours;
 
+/// Pair checks [`CableOrder::for_routing`]'s local search may spend per switch pair: it
+/// checks every pair once and then, on Slim Flys q = 5 to 19, about a third as many again
+/// before no move helps (q = 19: 0.7 million checks, 0.4 s), so this bounds only fabrics where
+/// it would wander.
+const DETOUR_WORK_PER_PAIR: u64 = 4;
+
 /// A distinct rank for every directed edge of a [`RoutingGraph`] (parallel cables between two
 /// switches share their edge's rank: a route never uses two of them in a row).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +85,12 @@ impl CableOrder {
     /// route — the spanning tree's route ([`CableOrder::tree_next`]) — whatever the fabric
     /// and its damage, so a layer can always be completed. The random root and tie order
     /// spread the constraint's cost over different switches for different seeds.
+    ///
+    /// That guarantee needs only the spanning tree's cables in up*/down* order; the others
+    /// are then re-ranked by a local search (`detours`) for pairs short of three disjoint
+    /// unimodal paths of the layered routing's lengths. On Slim Fly q = 7 it lifts the pairs
+    /// that can have them at all from 95.8 % to 99.9 % (q = 5: from 2043 to 2096 of the 2100
+    /// the girth allows).
     pub fn for_routing(graph: &RoutingGraph, seed: u64) -> Self {
         let n = graph.len();
         let mut rng = Rng::new(seed ^ 0x0CAB_1E0D);
@@ -102,12 +114,20 @@ impl CableOrder {
         let mut fixed = vec![false; graph.edge_count()];
         for (v, &p) in order.parent.iter().enumerate() {
             if p != NONE {
-                for e in [graph.edge_between(v, p as usize), graph.edge_between(p as usize, v)] {
+                for e in [
+                    graph.edge_between(v, p as usize),
+                    graph.edge_between(p as usize, v),
+                ] {
                     fixed[e.expect("the tree's cables are cables")] = true;
                 }
             }
         }
-        spread_detours(graph, &mut order.rank, &fixed, u64::MAX);
+        spread_detours(
+            graph,
+            &mut order.rank,
+            &fixed,
+            DETOUR_WORK_PER_PAIR * (n * n) as u64,
+        );
         order
     }
 
