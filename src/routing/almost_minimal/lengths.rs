@@ -9,6 +9,7 @@
 
 use crate::routing::cable_order::{CableOrder, Shape};
 use crate::routing::config::PathLengths;
+use crate::routing::disjoint::DISJOINT_TARGET;
 use crate::routing::graph::{FAR, RoutingGraph};
 use crate::routing::layers::Layers;
 
@@ -28,6 +29,7 @@ pub(super) fn keep_within_lengths(
     lengths: &PathLengths,
     weights: &[u64],
     order: Option<&CableOrder>,
+    disjoint: &[u8],
 ) {
     let Some(order) = order else {
         return keep_within_lengths_any(graph, layers, l, lengths, weights);
@@ -52,7 +54,8 @@ pub(super) fn keep_within_lengths(
                     layers.hops(l, w, t).is_some_and(|h| usize::from(h) < limit)
                         && repair.shapes[w].is_some_and(|shape| shape.accepts(order, e))
                 });
-                if !room && repair.run(graph, layers, l, s, t, limit, weights, order) {
+                let needy = &disjoint[t * n..(t + 1) * n];
+                if !room && repair.run(graph, layers, l, s, t, limit, weights, order, needy) {
                     layers.shapes(graph, order, l, t, &mut repair.shapes);
                     changed = true;
                 }
@@ -107,9 +110,10 @@ fn keep_within_lengths_any(
 struct UnimodalRepair {
     /// The shape of every switch's route into the destination.
     shapes: Vec<Option<Shape>>,
-    /// Candidate routes: (re-pointed routed switches, link weight, first edge in `edges`,
-    /// number of edges).
-    candidates: Vec<(u32, u64, u32, u32)>,
+    /// Candidate routes, best first when sorted: (re-pointed routed switches, switches
+    /// needing disjoint paths whose new route repeats a link of their routes in earlier
+    /// layers, link weight, first edge in `edges`, number of edges).
+    candidates: Vec<(u32, u32, u64, u32, u32)>,
     edges: Vec<u32>,
     path: Vec<u32>,
     saved: Vec<(u32, u8)>,
@@ -134,15 +138,20 @@ impl UnimodalRepair {
         limit: usize,
         weights: &[u64],
         order: &CableOrder,
+        disjoint: &[u8],
     ) -> bool {
         self.candidates.clear();
         self.edges.clear();
         self.path.clear();
         self.path.push(s as u32);
-        self.collect(graph, layers, l, s, t, limit, weights, order, 0, 0);
+        let need = Need {
+            disjoint,
+            remaining: layers.count() - l,
+        };
+        self.collect(graph, layers, l, s, t, limit, weights, order, need, 0, 0);
         self.candidates.sort_unstable();
         for i in 0..self.candidates.len().min(MAX_REPAIR_TRIES) {
-            let (changes, _, start, len) = self.candidates[i];
+            let (changes, _, _, start, len) = self.candidates[i];
             let route = &self.edges[start as usize..(start + len) as usize];
             layers.save(l, t, &mut self.saved);
             let mut x = s;
@@ -174,6 +183,7 @@ impl UnimodalRepair {
         limit: usize,
         weights: &[u64],
         order: &CableOrder,
+        need: Need<'_>,
         changes: u32,
         weight: u64,
     ) {
@@ -212,8 +222,15 @@ impl UnimodalRepair {
                             .expect("consecutive switches are cabled");
                         self.edges.push(c as u32);
                     }
-                    self.candidates
-                        .push((changes, weight, start, self.path.len() as u32 - 1));
+                    let route = &self.edges[start as usize..];
+                    let repeating = repeating_switches(graph, layers, l, route, y, t, need);
+                    self.candidates.push((
+                        changes,
+                        repeating,
+                        weight,
+                        start,
+                        self.path.len() as u32 - 1,
+                    ));
                 }
             }
             if y != t && left > 0 {
@@ -227,6 +244,7 @@ impl UnimodalRepair {
                     limit,
                     weights,
                     order,
+                    need,
                     changes + repointed,
                     weight,
                 );
@@ -234,6 +252,61 @@ impl UnimodalRepair {
             self.path.pop();
         }
     }
+}
+
+/// Which switches still need disjoint paths towards the destination, as the path search
+/// judges them: those short of [`DISJOINT_TARGET`] that the remaining layers can still bring
+/// there.
+#[derive(Clone, Copy)]
+struct Need<'a> {
+    /// Edge-disjoint paths of each switch among the earlier layers.
+    disjoint: &'a [u8],
+    /// Layers still to be routed, this one included.
+    remaining: usize,
+}
+
+impl Need<'_> {
+    fn of(&self, v: usize) -> bool {
+        let need = DISJOINT_TARGET.saturating_sub(self.disjoint[v]);
+        need > 0 && usize::from(need) <= self.remaining
+    }
+}
+
+/// How many switches along `route` (edges from its first switch up to `stop`, which keeps its
+/// route to t) that still need disjoint paths would repeat a link their routes to t in the
+/// layers before l use: they would gain no disjoint path.
+fn repeating_switches(
+    graph: &RoutingGraph,
+    layers: &Layers,
+    l: usize,
+    route: &[u32],
+    stop: usize,
+    t: usize,
+    need: Need<'_>,
+) -> u32 {
+    let mut rest: Vec<usize> = route.iter().map(|&e| e as usize).collect();
+    let mut x = stop;
+    while let Some(e) = (x != t).then(|| layers.next_edge(l, x, t)).flatten() {
+        rest.push(e);
+        x = graph.edge_to[e] as usize;
+    }
+    let mut repeating = 0;
+    for (i, &first) in route.iter().enumerate() {
+        let v = graph.edge_from[first as usize] as usize;
+        let repeats = need.of(v)
+            && (0..l).any(|earlier| {
+                let mut x = v;
+                while let Some(e) = (x != t).then(|| layers.next_edge(earlier, x, t)).flatten() {
+                    if rest[i..].contains(&e) {
+                        return true;
+                    }
+                    x = graph.edge_to[e] as usize;
+                }
+                false
+            });
+        repeating += u32::from(repeats);
+    }
+    repeating
 }
 
 /// Gives v a route of at most `budget` hops to t, changing as few routes as possible: keep v's
@@ -352,7 +425,8 @@ mod tests {
                 .step_by(3)
             {
                 let mut layers = winding_layer(&graph, t, &mut rng);
-                keep_within_lengths(&graph, &mut layers, 1, &lengths, &weights, None);
+                let disjoint = vec![1u8; graph.len() * graph.len()];
+                keep_within_lengths(&graph, &mut layers, 1, &lengths, &weights, None, &disjoint);
                 for s in (0..graph.len()).filter(|&s| !layers.is_routed(1, s, t)) {
                     let limit = *lengths.range(graph.dist(s, t)).end();
                     let room = graph.edges(s).any(|e| {
