@@ -606,7 +606,7 @@ impl Layers {
     }
 
     /// Adds (`add`) or removes the load of every route to t in layer l to or from `weights`.
-    fn tree_load(
+    pub(super) fn tree_load(
         &self,
         graph: &RoutingGraph,
         l: usize,

@@ -27,7 +27,7 @@ pub(super) fn keep_within_lengths(
     layers: &mut Layers,
     l: usize,
     lengths: &PathLengths,
-    weights: &[u64],
+    weights: &mut [u64],
     order: Option<&CableOrder>,
     disjoint: &[u8],
 ) {
@@ -136,7 +136,7 @@ impl UnimodalRepair {
         s: usize,
         t: usize,
         limit: usize,
-        weights: &[u64],
+        weights: &mut [u64],
         order: &CableOrder,
         disjoint: &[u8],
     ) -> bool {
@@ -150,20 +150,27 @@ impl UnimodalRepair {
         };
         self.collect(graph, layers, l, s, t, limit, weights, order, need, 0, 0);
         self.candidates.sort_unstable();
+        let receivers = u64::from(graph.endpoints[t]);
         for i in 0..self.candidates.len().min(MAX_REPAIR_TRIES) {
             let (changes, _, _, start, len) = self.candidates[i];
             let route = &self.edges[start as usize..(start + len) as usize];
             layers.save(l, t, &mut self.saved);
+            // The weights carry every route: move the tree's load with its routes.
+            layers.tree_load(graph, l, t, receivers, weights, false);
             let mut x = s;
             for &e in route {
                 layers.set(l, x, t, e as usize, 0);
                 x = graph.edge_to[e as usize] as usize;
             }
             layers.recompute_hops(graph, l, t);
-            if changes == 0 || layers.unimodal_into(graph, order, l, t) {
+            let kept = changes == 0 || layers.unimodal_into(graph, order, l, t);
+            if !kept {
+                layers.restore(l, t, &self.saved);
+            }
+            layers.tree_load(graph, l, t, receivers, weights, true);
+            if kept {
                 return true;
             }
-            layers.restore(l, t, &self.saved);
         }
         false
     }
@@ -419,14 +426,22 @@ mod tests {
         let mut rng = Rng::new(3);
         for spec in SMALL_FABRICS {
             let graph = graph(spec);
-            let weights = vec![0u64; graph.edge_count()];
+            let mut weights = vec![0u64; graph.edge_count()];
             for t in (0..graph.len())
                 .filter(|&t| graph.endpoints[t] > 0)
                 .step_by(3)
             {
                 let mut layers = winding_layer(&graph, t, &mut rng);
                 let disjoint = vec![1u8; graph.len() * graph.len()];
-                keep_within_lengths(&graph, &mut layers, 1, &lengths, &weights, None, &disjoint);
+                keep_within_lengths(
+                    &graph,
+                    &mut layers,
+                    1,
+                    &lengths,
+                    &mut weights,
+                    None,
+                    &disjoint,
+                );
                 for s in (0..graph.len()).filter(|&s| !layers.is_routed(1, s, t)) {
                     let limit = *lengths.range(graph.dist(s, t)).end();
                     let room = graph.edges(s).any(|e| {
