@@ -15,8 +15,17 @@
 //! its first cable followed by its next hop's route: [`Shape::extend`] decides validity from
 //! that next hop's shape alone, without walking the path.
 
+mod detours;
+
 use super::graph::{FAR, NONE, RoutingGraph};
 use crate::rng::Rng;
+use detours::spread_detours;
+
+/// Pair checks [`CableOrder::for_routing`]'s local search may spend per switch pair: it
+/// checks every pair once and then, on Slim Flys q = 5 to 19, about a third as many again
+/// before no move helps (q = 19: 0.7 million checks, 0.4 s), so this bounds only fabrics where
+/// it would wander.
+const DETOUR_WORK_PER_PAIR: u64 = 4;
 
 /// A distinct rank for every directed edge of a [`RoutingGraph`] (parallel cables between two
 /// switches share their edge's rank: a route never uses two of them in a row).
@@ -110,7 +119,38 @@ impl CableOrder {
     /// route — the spanning tree's route ([`CableOrder::tree_next`]) — whatever the fabric
     /// and its damage, so a layer can always be completed. The random root and tie order
     /// spread the constraint's cost over different switches for different seeds.
+    ///
+    /// That guarantee needs only the spanning tree's cables in up*/down* order; the others
+    /// are then re-ranked by a local search (`detours`) for pairs short of three disjoint
+    /// unimodal paths of the layered routing's lengths. On Slim Fly q = 7 it lifts the pairs
+    /// that can have them at all from 95.8 % to 99.9 % (q = 5: from 2043 to 2096 of the 2100
+    /// the girth allows).
     pub fn for_routing(graph: &RoutingGraph, seed: u64) -> Self {
+        let n = graph.len();
+        let mut order = Self::seeded_up_down(graph, seed);
+        let mut fixed = vec![false; graph.edge_count()];
+        for (v, &p) in order.parent.iter().enumerate() {
+            if p != NONE {
+                for e in [
+                    graph.edge_between(v, p as usize),
+                    graph.edge_between(p as usize, v),
+                ] {
+                    fixed[e.expect("the tree's cables are cables")] = true;
+                }
+            }
+        }
+        spread_detours(
+            graph,
+            &mut order.rank,
+            &fixed,
+            DETOUR_WORK_PER_PAIR * (n * n) as u64,
+        );
+        order
+    }
+
+    /// [`CableOrder::for_routing`] before its local search: up*/down* from the seeded root
+    /// with the seeded order within each distance.
+    fn seeded_up_down(graph: &RoutingGraph, seed: u64) -> Self {
         let n = graph.len();
         let mut rng = Rng::new(seed ^ 0x0CAB_1E0D);
         let mut tie: Vec<u64> = (0..n as u64).collect();
@@ -487,41 +527,152 @@ mod tests {
         }
     }
 
+    /// Every switch pair of `g` (connected) has a unimodal route in `order`: every valid
+    /// (first edge, shape) state, searched backwards from each destination.
+    fn assert_every_pair_has_a_unimodal_route(g: &RoutingGraph, order: &CableOrder, what: &str) {
+        for t in 0..g.len() {
+            let mut valid: Vec<Option<Shape>> = vec![None; g.edge_count()];
+            let mut stack: Vec<(usize, Shape)> = vec![(t, Shape::Root)];
+            let mut seen = std::collections::HashSet::new();
+            while let Some((v, shape)) = stack.pop() {
+                for out in g.edges(v) {
+                    let u = g.edge_to[out] as usize;
+                    let e = g.edge_between(u, v).unwrap();
+                    let extended = shape.extend(order, e);
+                    if u != t && extended.is_valid() && seen.insert((e, extended)) {
+                        valid[e] = Some(extended);
+                        stack.push((u, extended));
+                    }
+                }
+            }
+            for u in (0..g.len()).filter(|&u| u != t && g.dist(u, t) != FAR) {
+                assert!(
+                    g.edges(u).any(|e| valid[e].is_some()),
+                    "{what}: switch {u} has no unimodal route to {t}"
+                );
+            }
+        }
+    }
+
+    const ORDER_FABRICS: [&str; 5] = [
+        "slimfly:q=5",
+        "slimfly:q=7",
+        "mlfm:d=3",
+        "lsft:n=3",
+        "random:switches=30,degree=4,hosts=1,seed=3",
+    ];
+
     #[test]
     fn up_down_orders_give_every_switch_pair_a_unimodal_route() {
-        for spec in [
-            "slimfly:q=5",
-            "mlfm:d=3",
-            "lsft:n=3",
-            "random:switches=30,degree=4,hosts=1,seed=3",
-        ] {
+        for spec in ORDER_FABRICS {
             let g = graph(spec);
             let order = CableOrder::up_down(&g, 0);
             assert_eq!(order.len(), g.edge_count());
-            for t in 0..g.len() {
-                // Every valid (first edge, shape) state, searched backwards from t: a switch is
-                // served when one of its edges starts a valid route.
-                let mut valid: Vec<Option<Shape>> = vec![None; g.edge_count()];
-                let mut stack: Vec<(usize, Shape)> = vec![(t, Shape::Root)];
-                let mut seen = std::collections::HashSet::new();
-                while let Some((v, shape)) = stack.pop() {
-                    for out in g.edges(v) {
-                        let u = g.edge_to[out] as usize;
-                        let e = g.edge_between(u, v).unwrap();
-                        let extended = shape.extend(&order, e);
-                        if u != t && extended.is_valid() && seen.insert((e, extended)) {
-                            valid[e] = Some(extended);
-                            stack.push((u, extended));
-                        }
-                    }
-                }
-                for u in (0..g.len()).filter(|&u| u != t) {
+            assert_every_pair_has_a_unimodal_route(&g, &order, spec);
+        }
+    }
+
+    #[test]
+    fn routing_orders_give_every_switch_pair_a_unimodal_route_on_whole_and_cut_fabrics() {
+        for spec in ORDER_FABRICS {
+            for g in [graph(spec), crate::routing::fixtures::damaged(spec, 4)] {
+                for seed in [1, 2] {
+                    let order = CableOrder::for_routing(&g, seed);
+                    let mut ranks: Vec<u32> = (0..g.edge_count()).map(|e| order.rank(e)).collect();
+                    ranks.sort_unstable();
                     assert!(
-                        g.edges(u).any(|e| valid[e].is_some()),
-                        "{spec}: switch {u} has no unimodal route to {t}"
+                        ranks.iter().copied().eq(0..g.edge_count() as u32),
+                        "{spec}: a permutation"
+                    );
+                    assert_every_pair_has_a_unimodal_route(&g, &order, spec);
+                    assert_eq!(
+                        order,
+                        CableOrder::for_routing(&g, seed),
+                        "{spec}: deterministic"
                     );
                 }
             }
+        }
+    }
+
+    /// Pairs at distance 1 or 2 with three edge-disjoint unimodal paths: a minimal one and two
+    /// of one more hop (three for adjacent switches), or three of those. Brute force over
+    /// every path and every triple.
+    fn pairs_with_three_unimodal_paths(g: &RoutingGraph, order: &CableOrder) -> usize {
+        let mut served = 0;
+        for s in 0..g.len() {
+            for t in (0..g.len()).filter(|&t| matches!(g.dist(s, t), 1 | 2)) {
+                let d = usize::from(g.dist(s, t));
+                let mut paths: Vec<Vec<usize>> = Vec::new();
+                let mut walks: Vec<(Vec<usize>, usize)> = vec![(Vec::new(), s)];
+                while let Some((walk, v)) = walks.pop() {
+                    if v == t {
+                        paths.push(walk);
+                        continue;
+                    }
+                    if walk.len() == 3 {
+                        continue;
+                    }
+                    for e in g.edges(v) {
+                        let w = g.edge_to[e] as usize;
+                        let revisits = w == s || walk.iter().any(|&c| g.edge_to[c] as usize == w);
+                        if !revisits {
+                            let mut longer = walk.clone();
+                            longer.push(e);
+                            walks.push((longer, w));
+                        }
+                    }
+                }
+                paths.retain(|p| {
+                    (p.len() == d || p.len() == d + 1 || p.len() == 3) && order.is_unimodal(p)
+                });
+                let disjoint = |a: &Vec<usize>, b: &Vec<usize>| a.iter().all(|e| !b.contains(e));
+                let found = (0..paths.len()).any(|i| {
+                    (i + 1..paths.len()).any(|j| {
+                        (j + 1..paths.len()).any(|k| {
+                            let (a, b, c) = (&paths[i], &paths[j], &paths[k]);
+                            let minimal = [a, b, c].iter().filter(|p| p.len() == d).count();
+                            minimal <= 1 && disjoint(a, b) && disjoint(a, c) && disjoint(b, c)
+                        })
+                    })
+                });
+                served += usize::from(found);
+            }
+        }
+        served
+    }
+
+    #[test]
+    fn the_detour_search_never_serves_fewer_pairs_than_up_down_alone() {
+        for spec in [
+            "slimfly:q=4",
+            "slimfly:q=5",
+            "slimfly:q=7",
+            "mlfm:d=3",
+            "lsft:n=3",
+        ] {
+            let g = graph(spec);
+            for seed in [1, 2, 3] {
+                let before =
+                    pairs_with_three_unimodal_paths(&g, &CableOrder::seeded_up_down(&g, seed));
+                let after = pairs_with_three_unimodal_paths(&g, &CableOrder::for_routing(&g, seed));
+                assert!(after >= before, "{spec} seed {seed}: {before} -> {after}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_detour_search_serves_every_pair_it_can_on_slim_fly_q7() {
+        // Up*/down* alone leaves 400 of the 9506 pairs without three disjoint unimodal paths;
+        // with the search, at most 0.2 % (seed 1: 10).
+        let g = graph("slimfly:q=7");
+        let pairs = g.len() * (g.len() - 1);
+        for seed in [1, 2, 3] {
+            let served = pairs_with_three_unimodal_paths(&g, &CableOrder::for_routing(&g, seed));
+            assert!(
+                served * 1000 >= pairs * 998,
+                "seed {seed}: {served} of {pairs}"
+            );
         }
     }
 }

@@ -279,6 +279,26 @@ mod tests {
     }
 
     #[test]
+    fn unimodal_routes_on_intact_slim_flies_keep_the_length_rule_in_every_layer() {
+        // Layer 0 minimal, every other layer at most max(d + 1, 3) hops: the bound the
+        // deadlock colourings and the analysis assume, now with no spanning-tree detours.
+        for q in [4, 5, 7, 8] {
+            let spec = format!("slimfly:q={q}");
+            let g = graph(&spec);
+            for count in [2, 4, 8] {
+                for seed in [1, 2] {
+                    let too_long = check_unimodal(&g, count, seed, &spec);
+                    assert_eq!(
+                        too_long,
+                        vec![0; count],
+                        "{spec} L={count} seed {seed}: routes beyond the length rule per layer"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn unimodal_routing_completes_damaged_fabrics() {
         for (spec, every) in [
             ("slimfly:q=5", 4),

@@ -369,10 +369,12 @@ impl Layers {
     /// are used when given.
     ///
     /// Without `kept`, every switch connected to t gets a route: one the greedy search leaves
-    /// without (every neighbour's route rejects it), and one whose route became a valley, takes
-    /// its route along the order's up*/down* spanning tree ([`CableOrder::tree_next`], always
-    /// unimodal), re-pointing the switches on that route, and the search goes on from there.
-    /// Each such step adds a switch whose whole route is the tree's, so it ends.
+    /// without (every neighbour's route rejects it) takes the shortest unimodal route through
+    /// switches without one to a route that accepts it ([`Layers::attach_shortest`]), and the
+    /// search goes on from there. Only where there is none, and for a switch whose route
+    /// became a valley, the route is the order's up*/down* spanning tree's
+    /// ([`CableOrder::tree_next`], always unimodal), re-pointing the switches on that route.
+    /// Each step gives one more switch a unimodal route and takes none away, so it ends.
     ///
     /// The weights change exactly as [`Layers::attach`] changes them: by the load of the
     /// routes created (and, when the fallback re-points routed switches, of the routes moved).
@@ -418,6 +420,10 @@ impl Layers {
             }) else {
                 break;
             };
+            if shapes[v].is_none() && self.attach_shortest(graph, l, t, v, order, &shapes, scratch)
+            {
+                continue;
+            }
             let mut x = v;
             while let Some(e) = order.tree_next(graph, x, t) {
                 let i = self.at(l, x, t);
@@ -433,6 +439,100 @@ impl Layers {
         self.tree_load(graph, l, t, receivers, weights, true);
         scratch.added = added;
         scratch.shapes = shapes;
+    }
+
+    /// Gives v, which has no route to t in layer l, the shortest route that is unimodal in
+    /// `order` and keeps every route already set: through switches without a route (which
+    /// take it on) to t or to a switch whose route accepts the way in (`shapes`: every
+    /// switch's route's shape). Whether there was one.
+    ///
+    /// A breadth-first search over (last cable, whether the ranks fall yet): what a route may
+    /// still do depends on nothing else. The shortest route found is simple: a walk that
+    /// returned to a switch could leave out the loop, arriving in a state that allows at
+    /// least as much (a falling walk only falls further, and rising allows all that falling
+    /// does), so it would be shorter. The new routes' loads are left to the caller, which
+    /// recounts the whole tree.
+    // `attach_unimodal`'s layer, destination and scratch, the switch and the shapes it knows.
+    #[allow(clippy::too_many_arguments)]
+    fn attach_shortest(
+        &mut self,
+        graph: &RoutingGraph,
+        l: usize,
+        t: usize,
+        v: usize,
+        order: &CableOrder,
+        shapes: &[Option<Shape>],
+        scratch: &mut AttachScratch,
+    ) -> bool {
+        let AttachScratch { came_from, .. } = scratch;
+        // State 2e + falling: the walk's last cable is e, and whether its ranks fall yet.
+        // `came_from`: the state before (FROM_V: none, the walk starts at v), NONE: unseen.
+        const FROM_V: u32 = NONE - 1;
+        came_from.clear();
+        came_from.resize(2 * graph.edge_count(), NONE);
+        let state_of = |e: usize, falling: bool| 2 * e + usize::from(falling);
+        // Whether a walk in state (last cable, falling) may go on along a route of `shape`.
+        let joins = |last: usize, falling: bool, shape: Shape| match shape {
+            Shape::Root => true,
+            Shape::Falling { first } => !falling || order.rank(first as usize) < order.rank(last),
+            Shape::Rising { first } => !falling && order.rank(first as usize) > order.rank(last),
+            Shape::Valley => false,
+        };
+        let mut level: Vec<(usize, Option<(usize, bool)>)> = vec![(v, None)];
+        let mut best: Option<(usize, usize)> = None; // (route length, final state)
+        let mut depth = 0;
+        while !level.is_empty() && best.is_none_or(|(length, _)| length > depth + 1) {
+            let mut next_level = Vec::new();
+            for &(x, state) in &level {
+                for f in graph.edges(x) {
+                    let y = graph.edge_to[f] as usize;
+                    let falling = match state {
+                        None => false,
+                        Some((last, falling)) => {
+                            let down = order.rank(f) < order.rank(last);
+                            if falling && !down {
+                                continue;
+                            }
+                            falling || down
+                        }
+                    };
+                    let here = state_of(f, falling);
+                    if y == v || came_from[here] != NONE {
+                        continue;
+                    }
+                    if let Some(h) = self.hops(l, y, t) {
+                        let fits = shapes[y].is_some_and(|shape| joins(f, falling, shape));
+                        let length = depth + 1 + usize::from(h);
+                        if fits && best.is_none_or(|(shortest, _)| length < shortest) {
+                            came_from[here] =
+                                state.map_or(FROM_V, |(e, down)| state_of(e, down) as u32);
+                            best = Some((length, here));
+                        }
+                        continue;
+                    }
+                    came_from[here] = state.map_or(FROM_V, |(e, down)| state_of(e, down) as u32);
+                    next_level.push((y, Some((f, falling))));
+                }
+            }
+            level = next_level;
+            depth += 1;
+        }
+        let Some((length, last)) = best else {
+            return false;
+        };
+        let mut state = last as u32;
+        let mut edges = Vec::new();
+        while state != FROM_V {
+            edges.push(state as usize / 2);
+            state = came_from[state as usize];
+        }
+        let mut x = v;
+        for (i, &e) in edges.iter().rev().enumerate() {
+            debug_assert!(!self.is_routed(l, x, t), "the route found is simple");
+            self.set(l, x, t, e, (length - i) as u8);
+            x = graph.edge_to[e] as usize;
+        }
+        true
     }
 
     /// The greedy search of [`Layers::attach_unimodal`]: nearest first, by shape. Adds each
@@ -532,7 +632,7 @@ impl Layers {
     }
 
     /// Adds (`add`) or removes the load of every route to t in layer l to or from `weights`.
-    fn tree_load(
+    pub(super) fn tree_load(
         &self,
         graph: &RoutingGraph,
         l: usize,
@@ -566,4 +666,6 @@ pub struct AttachScratch {
     /// [`Layers::attach_unimodal`]: the load its search added, and the routes' shapes.
     added: Vec<u64>,
     shapes: Vec<Option<Shape>>,
+    /// [`Layers::attach_shortest`]: each search state's predecessor.
+    came_from: Vec<u32>,
 }

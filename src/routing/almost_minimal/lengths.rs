@@ -7,8 +7,9 @@
 //! hops ([`Layers::attach`]) would then exceed the bound the deadlock colouring relies on.
 //! This repair re-points as few routes as it must, before the layer is completed.
 
-use crate::routing::cable_order::CableOrder;
+use crate::routing::cable_order::{CableOrder, Shape};
 use crate::routing::config::PathLengths;
+use crate::routing::disjoint::DISJOINT_TARGET;
 use crate::routing::graph::{FAR, RoutingGraph};
 use crate::routing::layers::Layers;
 
@@ -17,19 +18,67 @@ use crate::routing::layers::Layers;
 /// re-pointing as few routed switches as possible ([`shorten`]). Routes only get shorter and
 /// every path still ends in t, so the layer stays loop-free.
 ///
-/// With a cable `order`, a repair that would leave any route of the tree into t a valley is
-/// undone (the repair re-points switches with subtrees): that switch then gets its route
-/// from the completion, possibly longer than its lengths allow.
+/// With a cable `order`, a neighbour has room only if its route also accepts the switch's
+/// cable to it, and the repair ([`UnimodalRepair`]) keeps every route of the tree into t
+/// unimodal; a switch it cannot serve gets its route from the completion, possibly longer
+/// than its lengths allow.
 pub(super) fn keep_within_lengths(
     graph: &RoutingGraph,
     layers: &mut Layers,
     l: usize,
     lengths: &PathLengths,
-    weights: &[u64],
+    weights: &mut [u64],
     order: Option<&CableOrder>,
+    disjoint: &[u8],
+) {
+    let Some(order) = order else {
+        return keep_within_lengths_any(graph, layers, l, lengths, weights);
+    };
+    let n = graph.len();
+    let mut repair = UnimodalRepair::default();
+    for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
+        // A repair re-points routes, which changes the shapes switches behind them offer:
+        // go round until nothing changes (a few rounds at most: every repair routes one more
+        // switch within its length).
+        for _ in 0..MAX_REPAIR_ROUNDS {
+            layers.shapes(graph, order, l, t, &mut repair.shapes);
+            let mut changed = false;
+            for s in 0..n {
+                let d = graph.dist(s, t);
+                if s == t || d == FAR || layers.is_routed(l, s, t) {
+                    continue;
+                }
+                let limit = *lengths.range(d).end();
+                let room = graph.edges(s).any(|e| {
+                    let w = graph.edge_to[e] as usize;
+                    layers.hops(l, w, t).is_some_and(|h| usize::from(h) < limit)
+                        && repair.shapes[w].is_some_and(|shape| shape.accepts(order, e))
+                });
+                let needy = &disjoint[t * n..(t + 1) * n];
+                if !room && repair.run(graph, layers, l, s, t, limit, weights, order, needy) {
+                    layers.shapes(graph, order, l, t, &mut repair.shapes);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+}
+
+/// Rounds of [`keep_within_lengths`] per destination with a cable order.
+const MAX_REPAIR_ROUNDS: usize = 3;
+
+/// [`keep_within_lengths`] without a cable order.
+fn keep_within_lengths_any(
+    graph: &RoutingGraph,
+    layers: &mut Layers,
+    l: usize,
+    lengths: &PathLengths,
+    weights: &[u64],
 ) {
     let n = graph.len();
-    let mut saved = Vec::new();
     for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
         let mut changed = false;
         for s in 0..n {
@@ -43,23 +92,228 @@ pub(super) fn keep_within_lengths(
                 layers.hops(l, w, t).is_some_and(|h| usize::from(h) < limit)
             });
             if !room {
-                let Some(order) = order else {
-                    shorten(graph, layers, l, s, t, limit, weights);
-                    changed = true;
-                    continue;
-                };
-                layers.save(l, t, &mut saved);
                 shorten(graph, layers, l, s, t, limit, weights);
-                layers.recompute_hops(graph, l, t);
-                if !layers.unimodal_into(graph, order, l, t) {
-                    layers.restore(l, t, &saved);
-                }
+                changed = true;
             }
         }
         if changed {
             layers.recompute_hops(graph, l, t);
         }
     }
+}
+
+/// The repair of [`keep_within_lengths`] with a cable order: a switch without a route whose
+/// neighbours' routes all lack room or refuse it gets a route of at most its length that is
+/// unimodal, re-pointing as few routed switches as possible, with every route into t still
+/// unimodal afterwards.
+#[derive(Default)]
+struct UnimodalRepair {
+    /// The shape of every switch's route into the destination.
+    shapes: Vec<Option<Shape>>,
+    /// Candidate routes, best first when sorted: (re-pointed routed switches, switches
+    /// needing disjoint paths whose new route repeats a link of their routes in earlier
+    /// layers, link weight, first edge in `edges`, number of edges).
+    candidates: Vec<(u32, u32, u64, u32, u32)>,
+    edges: Vec<u32>,
+    path: Vec<u32>,
+    saved: Vec<(u32, u8)>,
+}
+
+/// Candidate routes tried in full (each costs a pass over the destination's tree).
+const MAX_REPAIR_TRIES: usize = 16;
+
+impl UnimodalRepair {
+    /// Gives s a route of at most `limit` hops to t as described on the type; whether it
+    /// found one. Routes only get shorter: a routed switch is re-pointed only when its route
+    /// is longer than what is left of the budget where the new route meets it.
+    // The layer and pair being repaired, with the limit, the weights and the order.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &mut self,
+        graph: &RoutingGraph,
+        layers: &mut Layers,
+        l: usize,
+        s: usize,
+        t: usize,
+        limit: usize,
+        weights: &mut [u64],
+        order: &CableOrder,
+        disjoint: &[u8],
+    ) -> bool {
+        self.candidates.clear();
+        self.edges.clear();
+        self.path.clear();
+        self.path.push(s as u32);
+        let need = Need {
+            disjoint,
+            remaining: layers.count() - l,
+        };
+        self.collect(graph, layers, l, s, t, limit, weights, order, need, 0, 0);
+        self.candidates.sort_unstable();
+        let receivers = u64::from(graph.endpoints[t]);
+        for i in 0..self.candidates.len().min(MAX_REPAIR_TRIES) {
+            let (changes, _, _, start, len) = self.candidates[i];
+            let route = &self.edges[start as usize..(start + len) as usize];
+            layers.save(l, t, &mut self.saved);
+            // The weights carry every route: move the tree's load with its routes.
+            layers.tree_load(graph, l, t, receivers, weights, false);
+            let mut x = s;
+            for &e in route {
+                layers.set(l, x, t, e as usize, 0);
+                x = graph.edge_to[e as usize] as usize;
+            }
+            layers.recompute_hops(graph, l, t);
+            let kept = changes == 0 || layers.unimodal_into(graph, order, l, t);
+            if !kept {
+                layers.restore(l, t, &self.saved);
+            }
+            layers.tree_load(graph, l, t, receivers, weights, true);
+            if kept {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Walks from the last switch of `self.path` (at `depth` hops from s) towards t, recording
+    /// every route that ends on t or on a routed switch whose route fits what is left and
+    /// that is unimodal from s.
+    // The search state is the path so far plus its re-pointed switches and weight.
+    #[allow(clippy::too_many_arguments)]
+    fn collect(
+        &mut self,
+        graph: &RoutingGraph,
+        layers: &Layers,
+        l: usize,
+        x: usize,
+        t: usize,
+        limit: usize,
+        weights: &[u64],
+        order: &CableOrder,
+        need: Need<'_>,
+        changes: u32,
+        weight: u64,
+    ) {
+        let depth = self.path.len() - 1;
+        for e in graph.edges(x) {
+            let y = graph.edge_to[e] as usize;
+            let left = limit - depth - 1;
+            if usize::from(graph.dist(y, t)) > left || self.path.contains(&(y as u32)) {
+                continue;
+            }
+            let weight = weight + weights[e];
+            let stop_shape = match layers.hops(l, y, t) {
+                Some(h) if usize::from(h) <= left => self.shapes[y],
+                _ => None,
+            };
+            self.path.push(y as u32);
+            if let Some(shape) = stop_shape {
+                // Unimodal from s: the path's cables taken back to front on y's route.
+                let unimodal = self.path[..]
+                    .windows(2)
+                    .rev()
+                    .map(|w| {
+                        graph
+                            .edge_between(w[0] as usize, w[1] as usize)
+                            .expect("consecutive switches are cabled")
+                    })
+                    .try_fold(shape, |shape, c| {
+                        Some(shape.extend(order, c)).filter(|s| s.is_valid())
+                    })
+                    .is_some();
+                if unimodal {
+                    let start = self.edges.len() as u32;
+                    for w in self.path.windows(2) {
+                        let c = graph
+                            .edge_between(w[0] as usize, w[1] as usize)
+                            .expect("consecutive switches are cabled");
+                        self.edges.push(c as u32);
+                    }
+                    let route = &self.edges[start as usize..];
+                    let repeating = repeating_switches(graph, layers, l, route, y, t, need);
+                    self.candidates.push((
+                        changes,
+                        repeating,
+                        weight,
+                        start,
+                        self.path.len() as u32 - 1,
+                    ));
+                }
+            }
+            if y != t && left > 0 {
+                let repointed = u32::from(layers.is_routed(l, y, t));
+                self.collect(
+                    graph,
+                    layers,
+                    l,
+                    y,
+                    t,
+                    limit,
+                    weights,
+                    order,
+                    need,
+                    changes + repointed,
+                    weight,
+                );
+            }
+            self.path.pop();
+        }
+    }
+}
+
+/// Which switches still need disjoint paths towards the destination, as the path search
+/// judges them: those short of [`DISJOINT_TARGET`] that the remaining layers can still bring
+/// there.
+#[derive(Clone, Copy)]
+struct Need<'a> {
+    /// Edge-disjoint paths of each switch among the earlier layers.
+    disjoint: &'a [u8],
+    /// Layers still to be routed, this one included.
+    remaining: usize,
+}
+
+impl Need<'_> {
+    fn of(&self, v: usize) -> bool {
+        let need = DISJOINT_TARGET.saturating_sub(self.disjoint[v]);
+        need > 0 && usize::from(need) <= self.remaining
+    }
+}
+
+/// How many switches along `route` (edges from its first switch up to `stop`, which keeps its
+/// route to t) that still need disjoint paths would repeat a link their routes to t in the
+/// layers before l use: they would gain no disjoint path.
+fn repeating_switches(
+    graph: &RoutingGraph,
+    layers: &Layers,
+    l: usize,
+    route: &[u32],
+    stop: usize,
+    t: usize,
+    need: Need<'_>,
+) -> u32 {
+    let mut rest: Vec<usize> = route.iter().map(|&e| e as usize).collect();
+    let mut x = stop;
+    while let Some(e) = (x != t).then(|| layers.next_edge(l, x, t)).flatten() {
+        rest.push(e);
+        x = graph.edge_to[e] as usize;
+    }
+    let mut repeating = 0;
+    for (i, &first) in route.iter().enumerate() {
+        let v = graph.edge_from[first as usize] as usize;
+        let repeats = need.of(v)
+            && (0..l).any(|earlier| {
+                let mut x = v;
+                while let Some(e) = (x != t).then(|| layers.next_edge(earlier, x, t)).flatten() {
+                    if rest[i..].contains(&e) {
+                        return true;
+                    }
+                    x = graph.edge_to[e] as usize;
+                }
+                false
+            });
+        repeating += u32::from(repeats);
+    }
+    repeating
 }
 
 /// Gives v a route of at most `budget` hops to t, changing as few routes as possible: keep v's
@@ -172,13 +426,22 @@ mod tests {
         let mut rng = Rng::new(3);
         for spec in SMALL_FABRICS {
             let graph = graph(spec);
-            let weights = vec![0u64; graph.edge_count()];
+            let mut weights = vec![0u64; graph.edge_count()];
             for t in (0..graph.len())
                 .filter(|&t| graph.endpoints[t] > 0)
                 .step_by(3)
             {
                 let mut layers = winding_layer(&graph, t, &mut rng);
-                keep_within_lengths(&graph, &mut layers, 1, &lengths, &weights, None);
+                let disjoint = vec![1u8; graph.len() * graph.len()];
+                keep_within_lengths(
+                    &graph,
+                    &mut layers,
+                    1,
+                    &lengths,
+                    &mut weights,
+                    None,
+                    &disjoint,
+                );
                 for s in (0..graph.len()).filter(|&s| !layers.is_routed(1, s, t)) {
                     let limit = *lengths.range(graph.dist(s, t)).end();
                     let room = graph.edges(s).any(|e| {

@@ -129,7 +129,7 @@ pub(super) fn almost_minimal_layer(
             }
         }
     }
-    keep_within_lengths(graph, layers, l, lengths, weights, order);
+    keep_within_lengths(graph, layers, l, lengths, weights, order, disjoint);
 }
 
 /// The layer under construction and the running totals every path laid in it updates.
