@@ -218,7 +218,10 @@ fn a_fault_sequence_on_slim_fly_q7_is_repaired_step_by_step_within_the_guarantee
         assert!(verdict.is_deadlock_free(), "{what}: {verdict}");
         let (changed, crossing) = common::readback::churn(&previous, &now);
         eprintln!("{what}: {changed} entries changed, {crossing} crossed a lost cable");
-        assert!(changed <= crossing, "{what}: {changed} changed, {crossing} had to");
+        assert!(
+            changed <= crossing,
+            "{what}: {changed} changed, {crossing} had to"
+        );
         previous = now;
     }
     let log = sm.log();
@@ -226,7 +229,10 @@ fn a_fault_sequence_on_slim_fly_q7_is_repaired_step_by_step_within_the_guarantee
         eprintln!("{line}");
     }
     assert!(!log.contains(MINHOP_USED), "{log}");
-    assert!(log.matches("layered: repaired after losing").count() >= 5, "{log}");
+    assert!(
+        log.matches("layered: repaired after losing").count() >= 5,
+        "{log}"
+    );
 }
 
 /// A miswired fabric and a plan: every sweep logs the cabling differences (with the action

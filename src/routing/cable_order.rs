@@ -35,13 +35,60 @@ pub struct CableOrder {
     /// Each switch's parent in the up*/down* spanning tree ([`NONE`]: a root), or empty for
     /// orders not made by up*/down*.
     parent: Vec<u32>,
-    /// Up*/down* orders: the ranks below this are the up edges (towards the root), which a
-    /// switch may take as its tree edge; 0 for other orders.
-    up_below: u32,
     /// Up*/down* orders made by [`CableOrder::for_routing`]: each switch's key (smaller is
     /// closer to the root), spaced so that switches can be moved between two others when the
     /// order is made again after losses ([`CableOrder::rebuilt`]); empty for other orders.
     key: Vec<(u64, u64)>,
+}
+
+/// Where the cables between v and w must rank for w to be v's parent in the spanning tree of
+/// `parent` (places as ranks): the tree's routes stay unimodal if ranks rise along every
+/// child-to-parent chain and fall along every parent-to-child chain, so v's cable up to w must
+/// rank above the cables up into v from its children and below w's cable up to its parent, and
+/// the cable down from w to v likewise above v's cables down to its children and below w's
+/// cable down from its parent. `None` when either range is empty.
+fn tree_slot(
+    graph: &RoutingGraph,
+    place: &[f64],
+    parent: &[u32],
+    v: usize,
+    w: usize,
+) -> Option<(std::ops::Range<f64>, std::ops::Range<f64>)> {
+    let at = |a: usize, b: usize| graph.edge_between(a, b).map(|e| place[e]);
+    let (mut up_low, mut down_low) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    for e in graph.edges(v) {
+        let c = graph.edge_to[e] as usize;
+        if parent[c] == v as u32 {
+            up_low = up_low.max(at(c, v)?);
+            down_low = down_low.max(at(v, c)?);
+        }
+    }
+    let p = parent[w];
+    let (up_high, down_high) = if p == NONE {
+        (f64::INFINITY, f64::INFINITY)
+    } else {
+        (at(w, p as usize)?, at(p as usize, w)?)
+    };
+    // Open ranges: a cable ranked exactly at a bound would tie with it.
+    let open = |low: f64, high: f64| (low < high).then(|| low.next_up()..high);
+    Some((open(up_low, up_high)?, open(down_low, down_high)?))
+}
+
+/// A place inside `range` that no cable has: halfway between its start and the nearest place
+/// above the start (or the range's end).
+fn between(place: &[f64], range: std::ops::Range<f64>) -> f64 {
+    let low = if range.start.is_finite() {
+        range.start
+    } else {
+        place.iter().copied().fold(f64::INFINITY, f64::min) - 1.0
+    };
+    let next = place
+        .iter()
+        .copied()
+        .filter(|&p| p >= low)
+        .fold(range.end, f64::min);
+    let next = if next.is_finite() { next } else { low + 2.0 };
+    (low + next) / 2.0
 }
 
 /// Per switch, the first switch of `by_key` in its connected component.
@@ -82,7 +129,6 @@ impl CableOrder {
         Self {
             rank,
             parent: Vec::new(),
-            up_below: 0,
             key: Vec::new(),
         }
     }
@@ -95,7 +141,6 @@ impl CableOrder {
         Self {
             rank,
             parent: Vec::new(),
-            up_below: 0,
             key: Vec::new(),
         }
     }
@@ -287,7 +332,6 @@ impl CableOrder {
         Self {
             rank,
             parent,
-            up_below: up.len() as u32,
             key: Vec::new(),
         }
     }
@@ -338,6 +382,7 @@ impl CableOrder {
         graph: &RoutingGraph,
         old_edge: impl Fn(usize) -> Option<usize>,
         old_of: &[Option<usize>],
+        move_cables: bool,
     ) -> Self {
         let rank = (0..graph.edge_count())
             .map(|e| self.rank[old_edge(e).expect("a surviving edge")])
@@ -346,7 +391,6 @@ impl CableOrder {
             return Self {
                 rank,
                 parent: Vec::new(),
-                up_below: 0,
                 key: Vec::new(),
             };
         }
@@ -354,35 +398,115 @@ impl CableOrder {
         for (v, old) in old_of.iter().enumerate() {
             new_of[old.expect("a surviving switch")] = v as u32;
         }
-        let parent = (0..graph.len())
+        let key: Vec<(u64, u64)> = old_of
+            .iter()
+            .map(|old| self.key[old.expect("a surviving switch")])
+            .collect();
+        // The surviving tree cables, then a replacement for each lost one, nearest the root
+        // first so that a replacement's own parent is settled.
+        let mut parent: Vec<u32> = (0..graph.len())
             .map(|v| {
                 let p = self.parent[old_of[v].expect("a surviving switch")];
-                let kept = (p != NONE && new_of[p as usize] != NONE)
+                (p != NONE && new_of[p as usize] != NONE)
                     .then(|| new_of[p as usize])
-                    .filter(|&p| graph.edge_between(v, p as usize).is_some());
-                kept.unwrap_or_else(|| {
-                    graph
-                        .edges(v)
-                        .filter(|&e| rank[e] < self.up_below)
-                        .max_by_key(|&e| rank[e])
-                        .map_or(NONE, |e| graph.edge_to[e])
-                })
+                    .filter(|&p| graph.edge_between(v, p as usize).is_some())
+                    .unwrap_or(NONE)
             })
             .collect();
-        let key = if self.key.is_empty() {
-            Vec::new()
-        } else {
-            old_of
-                .iter()
-                .map(|old| self.key[old.expect("a surviving switch")])
-                .collect()
-        };
-        Self {
-            rank,
-            parent,
-            up_below: self.up_below,
-            key,
+        let orphaned: Vec<bool> = (0..graph.len())
+            .map(|v| parent[v] == NONE && self.parent[old_of[v].expect("surviving")] != NONE)
+            .collect();
+        let n = graph.len();
+        let mut key = key;
+        let mut place: Vec<f64> = rank.iter().map(|&r| f64::from(r)).collect();
+        // Anchored: the tree chain up from the switch reaches a root without an orphan.
+        let mut anchored = vec![false; n];
+        let mut by_key: Vec<usize> = (0..n).collect();
+        by_key.sort_unstable_by_key(|&v| key[v]);
+        for &v in &by_key {
+            let p = parent[v];
+            anchored[v] = if p == NONE {
+                !orphaned[v]
+            } else {
+                anchored[p as usize] || {
+                    // A parent with a larger key is settled later: walk its chain.
+                    let mut x = p as usize;
+                    let mut steps = 0;
+                    while parent[x] != NONE && steps <= n {
+                        x = parent[x] as usize;
+                        steps += 1;
+                    }
+                    steps <= n && !orphaned[x]
+                }
+            };
         }
+        // Orphans join the anchored tree nearest the root first, each through the anchored
+        // neighbour whose cables can be placed to keep the tree's routes unimodal (moving the
+        // two cables if they are not placed so already, and the orphan's key behind the new
+        // parent's if it was before it); the subtree below an orphan comes along.
+        let mut heap = std::collections::BinaryHeap::new();
+        let push_neighbours = |heap: &mut std::collections::BinaryHeap<_>,
+                               anchored: &[bool],
+                               key: &[(u64, u64)],
+                               w: usize| {
+            for e in graph.edges(w) {
+                let v = graph.edge_to[e] as usize;
+                if !anchored[v] && orphaned[v] {
+                    heap.push(std::cmp::Reverse((key[w], w, v)));
+                }
+            }
+        };
+        for w in (0..n).filter(|&w| anchored[w]) {
+            push_neighbours(&mut heap, &anchored, &key, w);
+        }
+        let mut sequence = key.iter().map(|k| k.1).max().unwrap_or(0);
+        while let Some(std::cmp::Reverse((_, w, v))) = heap.pop() {
+            if anchored[v] {
+                continue;
+            }
+            let Some((up, down)) = tree_slot(graph, &place, &parent, v, w) else {
+                continue;
+            };
+            let (e_up, e_down) = (
+                graph.edge_between(v, w).expect("a cable"),
+                graph.edge_between(w, v).expect("a cable"),
+            );
+            let fits = up.contains(&place[e_up]) && down.contains(&place[e_down]);
+            if !fits && !move_cables {
+                continue;
+            }
+            if !up.contains(&place[e_up]) {
+                place[e_up] = between(&place, up);
+            }
+            if !down.contains(&place[e_down]) {
+                place[e_down] = between(&place, down);
+            }
+            parent[v] = w as u32;
+            if key[v] < key[w] {
+                sequence += 1;
+                key[v] = (key[w].0, sequence);
+            }
+            // v and every switch whose chain leads to it are anchored now.
+            let mut stack = vec![v];
+            while let Some(x) = stack.pop() {
+                anchored[x] = true;
+                push_neighbours(&mut heap, &anchored, &key, x);
+                for e in graph.edges(x) {
+                    let c = graph.edge_to[e] as usize;
+                    if parent[c] == x as u32 && !anchored[c] {
+                        stack.push(c);
+                    }
+                }
+            }
+        }
+        // Ranks again from the places: the order of every pair of cables not moved is kept.
+        let mut by_place: Vec<usize> = (0..place.len()).collect();
+        by_place.sort_by(|&a, &b| place[a].total_cmp(&place[b]));
+        let mut rank = vec![0u32; place.len()];
+        for (r, &e) in by_place.iter().enumerate() {
+            rank[e] = r as u32;
+        }
+        Self { rank, parent, key }
     }
 
     /// The rank of edge e.

@@ -136,19 +136,24 @@ fn try_repair(
     match (config.turns, previous.order) {
         (Turns::Any, _) => Ok((context.keep_and_complete(None)?, None)),
         (Turns::Unimodal, None) => Err("the previous routing has no cable order".into()),
-        // First the previous order itself, where every kept route stays unimodal; when a
-        // lost tree cable leaves a pair without a route in it, the order made again for the
-        // damaged fabric, giving new routes also to the few kept ones that became valleys.
+        // First the previous order itself, where every kept route stays unimodal (a switch
+        // whose tree cable is lost joins the tree where its cables already fit); then the
+        // same with the two cables to a new parent moved where they fit; last the order made
+        // again for the damaged fabric. The later ones give new routes also to the kept ones
+        // that became valleys.
         (Turns::Unimodal, Some(old)) => {
-            let restricted = old.restricted(graph, old_edge, old_of);
-            match context.keep_and_complete(Some(&restricted)) {
-                Ok(layers) => Ok((layers, Some(restricted))),
-                Err(_) => {
-                    let rebuilt = old.rebuilt(graph, old_of);
-                    let layers = context.keep_and_complete(Some(&rebuilt))?;
-                    Ok((layers, Some(rebuilt)))
+            let mut last = String::new();
+            for move_cables in [false, true] {
+                let restricted = old.restricted(graph, old_edge, old_of, move_cables);
+                match context.keep_and_complete(Some(&restricted)) {
+                    Ok(layers) => return Ok((layers, Some(restricted))),
+                    Err(e) => last = e,
                 }
             }
+            log::debug!("the previous cable order does not serve: {last}");
+            let rebuilt = old.rebuilt(graph, old_of);
+            let layers = context.keep_and_complete(Some(&rebuilt))?;
+            Ok((layers, Some(rebuilt)))
         }
     }
 }
