@@ -53,7 +53,7 @@ fn tree_slot(
     parent: &[u32],
     v: usize,
     w: usize,
-) -> Option<(std::ops::Range<f64>, std::ops::Range<f64>)> {
+) -> Option<(Open, Open)> {
     let at = |a: usize, b: usize| graph.edge_between(a, b).map(|e| place[e]);
     let (mut up_low, mut down_low) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
     for e in graph.edges(v) {
@@ -69,24 +69,36 @@ fn tree_slot(
     } else {
         (at(w, p as usize)?, at(p as usize, w)?)
     };
-    // Open ranges: a cable ranked exactly at a bound would tie with it.
-    let open = |low: f64, high: f64| (low < high).then(|| low.next_up()..high);
+    let open = |low: f64, high: f64| (low < high).then_some(Open { low, high });
     Some((open(up_low, up_high)?, open(down_low, down_high)?))
 }
 
-/// A place inside `range` that no cable has: halfway between its start and the nearest place
-/// above the start (or the range's end).
-fn between(place: &[f64], range: std::ops::Range<f64>) -> f64 {
-    let low = if range.start.is_finite() {
-        range.start
+/// An open range of places: a cable placed exactly at a bound would tie with that cable.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    low: f64,
+    high: f64,
+}
+
+impl Open {
+    fn contains(self, x: f64) -> bool {
+        self.low < x && x < self.high
+    }
+}
+
+/// A place inside `range` that no cable has: halfway between its low end (or below every
+/// place) and the nearest place above that (or the range's high end).
+fn between(place: &[f64], range: Open) -> f64 {
+    let low = if range.low.is_finite() {
+        range.low
     } else {
         place.iter().copied().fold(f64::INFINITY, f64::min) - 1.0
     };
     let next = place
         .iter()
         .copied()
-        .filter(|&p| p >= low)
-        .fold(range.end, f64::min);
+        .filter(|&p| p > low)
+        .fold(range.high, f64::min);
     let next = if next.is_finite() { next } else { low + 2.0 };
     (low + next) / 2.0
 }
@@ -471,14 +483,14 @@ impl CableOrder {
                 graph.edge_between(v, w).expect("a cable"),
                 graph.edge_between(w, v).expect("a cable"),
             );
-            let fits = up.contains(&place[e_up]) && down.contains(&place[e_down]);
+            let fits = up.contains(place[e_up]) && down.contains(place[e_down]);
             if !fits && !move_cables {
                 continue;
             }
-            if !up.contains(&place[e_up]) {
+            if !up.contains(place[e_up]) {
                 place[e_up] = between(&place, up);
             }
-            if !down.contains(&place[e_down]) {
+            if !down.contains(place[e_down]) {
                 place[e_down] = between(&place, down);
             }
             parent[v] = w as u32;
