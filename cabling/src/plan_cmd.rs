@@ -90,10 +90,12 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     match &args.out_dir {
         Some(dir) => {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            for (format, file) in Format::ALL {
-                let path = dir.join(file);
-                output::write_atomically(&path, render(&plan, format)?.as_bytes())?;
-            }
+            // All or none: a set with plan.yaml but no plan.html would look complete to a reader.
+            let files = Format::ALL
+                .iter()
+                .map(|&(format, file)| Ok((dir.join(file), render(&plan, format)?.into_bytes())))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            output::write_all_atomically(&files)?;
             eprintln!("{}: {} -> {}", plan.name, summary(&plan), dir.display());
         }
         None => {

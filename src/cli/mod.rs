@@ -14,4 +14,4 @@ pub mod output;
 pub use construction::Construction;
 pub use exit::exit_code;
 pub use logging::Verbosity;
-pub use output::{emit, write_atomically};
+pub use output::{emit, write_all_atomically, write_atomically};
