@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
-use ibfabric::cli::{Construction, output};
+use ibfabric::cli::{Construction, input, output};
 use ibfabric::io::{NodeNameMap, ibsim};
 use ibfabric::plan::build::{PlanOptions, plan_for};
 use ibfabric::plan::document::PlanDocument;
@@ -119,12 +119,11 @@ impl Source {
 
 /// Reads a CSV cable list; errors name the file and line.
 pub fn import_csv(path: &Path) -> anyhow::Result<Plan> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = input::read_text(path)?;
     let name = path
         .file_stem()
         .map_or("plan".into(), |s| s.to_string_lossy().into_owned());
-    csv::read(&text, &name).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    csv::read(&text, &name).map_err(|e| anyhow::anyhow!("{}: {e}", input::display_name(path)))
 }
 
 fn render(plan: &Plan, format: Format) -> anyhow::Result<String> {

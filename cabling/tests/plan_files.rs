@@ -153,3 +153,49 @@ fn a_failed_out_dir_run_keeps_the_previous_files() {
         }
     }
 }
+
+/// A port cabled twice in an imported list is reported at the line of its second cable.
+#[test]
+fn plan_import_names_the_line_of_a_port_cabled_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("cables.csv");
+    std::fs::write(
+        &list,
+        "a_device,a_port,b_device,b_port\nsw1,1,sw2,1\nsw1,2,sw3,1\nsw1,1,sw3,2\n",
+    )
+    .unwrap();
+    let out = cabling_under_umask(0o022, &["plan", "import", list.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("line 4: sw1 port 1 already has a cable"),
+        "{stderr}"
+    );
+}
+
+/// `plan import -` reads the cable list from standard input.
+#[test]
+fn plan_import_reads_standard_input_for_dash() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cabling"))
+        .args(["plan", "import", "-", "--format", "csv"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"a_device,a_port,b_device,b_port\nsw1,1,sw2,1\nsw1,2,sw3,1\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+}

@@ -1,7 +1,7 @@
-//! What the command-line front ends (`ibfabric` and `cabling`) share: where results go
-//! ([`output`]), the exit status ([`exit`]), the `-v` flag and logging set-up ([`logging`]) and
-//! the construction subcommands ([`construction`]), and the completion scripts and man pages
-//! of an installed command ([`install_files`]).
+//! What the command-line front ends (`ibfabric` and `cabling`) share: where inputs come from
+//! ([`input`]), where results go ([`output`]), the exit status ([`exit`]), the `-v` flag and
+//! logging set-up ([`logging`]), the construction subcommands ([`construction`]), and the
+//! completion scripts and man pages of an installed command ([`install_files`]).
 //!
 //! Only with the `cli` feature (on by default). The OpenSM plugin builds the core without it,
 //! so that clap, anyhow, env_logger and tempfile stay out of `libosmlayered.so`. Unlike the
@@ -9,6 +9,7 @@
 
 pub mod construction;
 pub mod exit;
+pub mod input;
 pub mod install_files;
 pub mod logging;
 pub mod output;
