@@ -361,6 +361,26 @@ mod tests {
         }
     }
 
+    /// The commented file the package installs: as shipped it means the defaults, and with
+    /// every setting uncommented it is still valid (so its keys and values are current).
+    #[test]
+    fn the_shipped_file_is_the_defaults_and_valid_when_uncommented() {
+        let shipped = include_str!("../layered.yaml");
+        assert_eq!(Config::parse("layered.yaml", shipped).unwrap(), Config::default());
+        let uncommented: String = shipped
+            .lines()
+            .filter_map(|l| l.strip_prefix("# "))
+            .filter(|l| l.split_once(':').is_some_and(|(k, _)| !k.contains(' ')))
+            .map(|l| format!("{}\n", l.split(" #").next().unwrap().trim_end()))
+            .collect();
+        let config = Config::parse("layered.yaml", &uncommented)
+            .unwrap_or_else(|e| panic!("{e}:\n{uncommented}"));
+        assert_eq!(uncommented.lines().count(), 11, "{uncommented}");
+        assert_eq!(config.paths(), Config::default().paths());
+        assert_eq!(config.deadlock, Config::default().deadlock);
+        assert_eq!(config.on_vl_shortage, Config::default().on_vl_shortage);
+    }
+
     #[test]
     fn an_invalid_file_is_still_an_error() {
         let dir = tempfile::tempdir().unwrap();
