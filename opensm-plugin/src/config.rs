@@ -366,7 +366,10 @@ mod tests {
     #[test]
     fn the_shipped_file_is_the_defaults_and_valid_when_uncommented() {
         let shipped = include_str!("../layered.yaml");
-        assert_eq!(Config::parse("layered.yaml", shipped).unwrap(), Config::default());
+        assert_eq!(
+            Config::parse("layered.yaml", shipped).unwrap(),
+            Config::default()
+        );
         let uncommented: String = shipped
             .lines()
             .filter_map(|l| l.strip_prefix("# "))
