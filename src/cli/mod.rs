@@ -1,7 +1,8 @@
 //! What the command-line front ends (`ibfabric` and `cabling`) share: where inputs come from
 //! ([`input`]), where results go ([`output`]), the exit status ([`exit`]), the `-v` flag and
-//! logging set-up ([`logging`]), the construction subcommands ([`construction`]), and the
-//! completion scripts and man pages of an installed command ([`install_files`]).
+//! logging set-up ([`logging`]), progress on a terminal ([`progress`]), the construction
+//! subcommands ([`construction`]), and the completion scripts and man pages of an installed
+//! command ([`install_files`]).
 //!
 //! Only with the `cli` feature (on by default). The OpenSM plugin builds the core without it,
 //! so that clap, anyhow, env_logger and tempfile stay out of `libosmlayered.so`. Unlike the
@@ -13,6 +14,7 @@ pub mod input;
 pub mod install_files;
 pub mod logging;
 pub mod output;
+pub mod progress;
 
 pub use construction::Construction;
 pub use exit::exit_code;
