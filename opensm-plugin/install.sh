@@ -41,20 +41,7 @@ fi
 config=$destdir$confdir/layered.yaml
 if [[ ! -e $config ]]; then
     tmp=$(mktemp "$config.XXXXXX")
-    cat > "$tmp" <<'YAML'
-# The layered routing plugin's settings (all optional; these are the defaults).
-# layers: 4              # default: 2^LMC of the subnet
-# seed: 1                # random choices of the routing
-# algorithm: layered     # layered | minimal | rues
-# min_extra_hops: 1      # layered: hops beyond the distance a non-minimal path needs
-# max_hops: 3            # layered: longest path when distance + min_extra_hops is shorter
-# keep_percent: 60       # rues: links kept per layer
-# deadlock: auto         # auto (switch colouring where it applies, else DFSSSP VLs) | dfsssp | colouring | none
-# vls: 8                 # data VLs to use; default: what every port supports (VLCap)
-# on_vl_shortage: fewer_layers   # fewer_layers | fail (OpenSM's next routing engine)
-# cabling_plan: /etc/opensm/plan.yaml   # log each sweep's differences from the cabling plan
-# path_sl_dump: false    # write layered-path-sl.dump (every pair's SL) next to OpenSM's dumps
-YAML
+    cat opensm-plugin/layered.yaml > "$tmp"
     chmod 644 "$tmp"
     mv "$tmp" "$config"
     echo "wrote $config"

@@ -13,8 +13,8 @@ mod verify_cmd;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-use ibfabric::cli::{Verbosity, exit_code};
+use clap::{CommandFactory, Parser, Subcommand};
+use ibfabric::cli::{CompletionsArgs, ManArgs, Verbosity, exit_code};
 
 /// Rack wiring plans for InfiniBand fabrics, and their verification against the live fabric.
 #[derive(Parser)]
@@ -34,6 +34,10 @@ enum Command {
     /// Compare the live fabric (ibnetdiscover dumps, iblinkinfo) with a plan and list what to fix:
     /// swap, move, plug, remove, reseat; exit 0 when all is as planned, 1 with findings.
     Verify(verify_cmd::VerifyArgs),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write it and one page per subcommand into a directory.
+    Man(ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +46,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Plan(args) => plan_cmd::run(args),
         Command::Verify(args) => verify_cmd::run(args),
+        Command::Completions(args) => args.run(Cli::command()),
+        Command::Man(args) => args.run(Cli::command()),
     };
     exit_code("cabling", result)
 }

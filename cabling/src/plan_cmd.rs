@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
-use ibfabric::cli::{Construction, output};
+use ibfabric::cli::{Construction, input, output};
 use ibfabric::io::{NodeNameMap, ibsim};
 use ibfabric::plan::build::{PlanOptions, plan_for};
 use ibfabric::plan::document::PlanDocument;
@@ -90,10 +90,12 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     match &args.out_dir {
         Some(dir) => {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            for (format, file) in Format::ALL {
-                let path = dir.join(file);
-                output::write_atomically(&path, render(&plan, format)?.as_bytes())?;
-            }
+            // All or none: a set with plan.yaml but no plan.html would look complete to a reader.
+            let files = Format::ALL
+                .iter()
+                .map(|&(format, file)| Ok((dir.join(file), render(&plan, format)?.into_bytes())))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            output::write_all_atomically(&files)?;
             eprintln!("{}: {} -> {}", plan.name, summary(&plan), dir.display());
         }
         None => {
@@ -117,12 +119,11 @@ impl Source {
 
 /// Reads a CSV cable list; errors name the file and line.
 pub fn import_csv(path: &Path) -> anyhow::Result<Plan> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = input::read_text(path)?;
     let name = path
         .file_stem()
         .map_or("plan".into(), |s| s.to_string_lossy().into_owned());
-    csv::read(&text, &name).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    csv::read(&text, &name).map_err(|e| anyhow::anyhow!("{}: {e}", input::display_name(path)))
 }
 
 fn render(plan: &Plan, format: Format) -> anyhow::Result<String> {

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::{Args, ValueEnum};
-use ibfabric::cli::output;
+use ibfabric::cli::{input, output};
 use ibfabric::io::{LinkInfo, NodeNameMap, iblinkinfo, ibnetdiscover};
 use ibfabric::plan::{self, Plan};
 use ibfabric::verify::{self, Observation, report::Report};
@@ -137,7 +137,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn read(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+    input::read_text(path)
 }
 
 /// A plan from its YAML/JSON document or a CSV cable list.

@@ -1,5 +1,6 @@
 //! The plugin's configuration: `event_plugin_options` in opensm.conf names a YAML file
-//! (`event_plugin_options /etc/opensm/layered.yaml`); without one, the defaults apply.
+//! (`event_plugin_options /etc/opensm/layered.yaml`); without one, the defaults apply. A file
+//! that is named but missing or unreadable means the defaults too, with a warning in the log.
 //!
 //! ```yaml
 //! layers: 4            # default: 2^LMC of the subnet
@@ -22,8 +23,6 @@
 //! Deadlock avoidance needs `qos TRUE` in opensm.conf: only then does OpenSM program the
 //! SL-to-VL tables the plugin answers (`update_sl2vl`). Without it the plugin routes, answers
 //! no path SLs and says in the log that the routing is not deadlock-free.
-
-use std::path::Path;
 
 use ibfabric::options::{
     AlgorithmName, DeadlockMode, FrontEndDefaults, MAX_LAYERS, MAX_VLS, PathOptions, ShortagePolicy,
@@ -128,24 +127,110 @@ pub enum ConfigError {
     },
 }
 
+/// Where the configuration in force came from, for the log: an admin reading it must be able to
+/// tell a file that was read from one that was named but never found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// No `event_plugin_options` line (or an empty one).
+    NoOptions,
+    /// The file named by `event_plugin_options`, read.
+    File(String),
+    /// The file named by `event_plugin_options`, missing or unreadable: the defaults apply.
+    Unreadable {
+        /// The path.
+        path: String,
+        /// Why it could not be read.
+        reason: String,
+    },
+}
+
+impl Source {
+    /// The configuration's origin, as the load line gives it.
+    pub fn describe(&self) -> String {
+        match self {
+            Source::NoOptions => "no event_plugin_options: defaults".into(),
+            Source::File(path) => path.clone(),
+            Source::Unreadable { path, .. } => format!("{path} (unreadable: defaults)"),
+        }
+    }
+
+    /// The warning an unread configuration file deserves, naming it.
+    pub fn warning(&self) -> Option<String> {
+        match self {
+            Source::Unreadable { path, reason } => Some(format!(
+                "WARNING: configuration file {path} (event_plugin_options) cannot be read: \
+                 {reason}; routing with the defaults"
+            )),
+            _ => None,
+        }
+    }
+}
+
 impl Config {
-    /// The configuration `event_plugin_options` points at: the defaults when the options are
-    /// empty or the file does not exist.
+    /// The configuration `event_plugin_options` points at, and where it came from: the
+    /// defaults when the options are empty, or when the file is missing or unreadable (the
+    /// plugin keeps the subnet routed; [`Source::warning`] says why the file was not used).
     ///
     /// # Errors
-    /// An unreadable or invalid file.
-    pub fn from_options(options: Option<&str>) -> Result<Self, ConfigError> {
+    /// A file that was read but is invalid.
+    pub fn load(options: Option<&str>) -> Result<(Self, Source), ConfigError> {
         let Some(path) = options.map(str::trim).filter(|p| !p.is_empty()) else {
-            return Ok(Self::default());
+            return Ok((Self::default(), Source::NoOptions));
         };
-        if !Path::new(path).exists() {
-            return Ok(Self::default());
+        match std::fs::read_to_string(path) {
+            Ok(text) => Ok((Self::parse(path, &text)?, Source::File(path.into()))),
+            Err(e) => Ok((
+                Self::default(),
+                Source::Unreadable {
+                    path: path.into(),
+                    reason: e.to_string(),
+                },
+            )),
         }
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.into(),
-            source,
-        })?;
-        Self::parse(path, &text)
+    }
+
+    /// Every setting in force, on one line, by the keys of the file.
+    pub fn summary(&self) -> String {
+        let algorithm = match self.algorithm {
+            AlgorithmName::Layered => "layered",
+            AlgorithmName::Minimal => "minimal",
+            AlgorithmName::Rues => "rues",
+        };
+        let deadlock = match self.deadlock {
+            DeadlockMode::None => "none",
+            DeadlockMode::Auto => "auto",
+            DeadlockMode::Dfsssp => "dfsssp",
+            DeadlockMode::Colouring => "colouring",
+            DeadlockMode::PortPair => "port_pair",
+        };
+        let shortage = match self.on_vl_shortage {
+            ShortagePolicy::Fail => "fail",
+            ShortagePolicy::FewerLayers => "fewer_layers",
+        };
+        let layers = self.layers.map_or("2^LMC".to_string(), |l| l.to_string());
+        let vls = self
+            .vls
+            .map_or("all the ports support".to_string(), |v| v.to_string());
+        let mut line = format!(
+            "layers: {layers}, seed: {}, algorithm: {algorithm}, min_extra_hops: {}, \
+             max_hops: {}, keep_percent: {}, deadlock: {deadlock}, vls: {vls}, \
+             on_vl_shortage: {shortage}, cabling_plan: {}, path_sl_dump: {}",
+            self.seed,
+            self.min_extra_hops,
+            self.max_hops,
+            self.keep_percent,
+            self.cabling_plan.as_deref().unwrap_or("none"),
+            self.path_sl_dump,
+        );
+        if let Some(fault) = self.debug_fault {
+            let fault = match fault {
+                Fault::RoutingPanic => "routing_panic",
+                Fault::WritePanic => "write_panic",
+                Fault::WriteError => "write_error",
+            };
+            line += &format!(", debug_fault: {fault}");
+        }
+        line
     }
 
     /// Parses the YAML text of the file `path`.
@@ -210,13 +295,101 @@ mod tests {
     use super::*;
 
     #[test]
-    fn no_options_or_missing_file_give_the_defaults() {
-        assert_eq!(Config::from_options(None).unwrap(), Config::default());
-        assert_eq!(Config::from_options(Some("  ")).unwrap(), Config::default());
+    fn no_options_give_the_defaults_and_say_so() {
+        for options in [None, Some("  ")] {
+            let (config, source) = Config::load(options).unwrap();
+            assert_eq!(config, Config::default());
+            assert_eq!(source.describe(), "no event_plugin_options: defaults");
+            assert_eq!(source.warning(), None);
+        }
+    }
+
+    #[test]
+    fn a_missing_file_gives_the_defaults_with_a_warning_naming_it() {
+        let path = "/nonexistent/layered.yaml";
+        let (config, source) = Config::load(Some(path)).unwrap();
+        assert_eq!(config, Config::default());
+        let warning = source.warning().expect("a warning");
+        assert!(warning.contains(path), "{warning}");
+        assert!(source.describe().contains(path));
+    }
+
+    #[test]
+    fn an_unreadable_file_gives_the_defaults_with_a_warning_naming_it() {
+        // A directory: it exists, but cannot be read as a file (whatever the user, root too).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_str().unwrap();
+        let (config, source) = Config::load(Some(path)).unwrap();
+        assert_eq!(config, Config::default());
+        assert!(source.warning().unwrap().contains(path));
+    }
+
+    #[test]
+    fn a_read_file_is_named_and_its_values_are_in_the_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("layered.yaml");
+        std::fs::write(&path, "layers: 2\nseed: 7\ndeadlock: port_pair\n").unwrap();
+        let path = path.to_str().unwrap();
+        let (config, source) = Config::load(Some(path)).unwrap();
+        assert_eq!(source, Source::File(path.into()));
+        assert_eq!(source.warning(), None);
+        let summary = config.summary();
+        for part in ["layers: 2,", "seed: 7,", "deadlock: port_pair,"] {
+            assert!(summary.contains(part), "{part}: {summary}");
+        }
+        assert!(!summary.contains('\n'));
+    }
+
+    /// Every key of the file is in the summary, so the log shows the whole configuration.
+    #[test]
+    fn the_summary_names_every_key() {
+        let summary = Config::default().summary();
+        for key in [
+            "layers",
+            "seed",
+            "algorithm",
+            "min_extra_hops",
+            "max_hops",
+            "keep_percent",
+            "deadlock",
+            "vls",
+            "on_vl_shortage",
+            "cabling_plan",
+            "path_sl_dump",
+        ] {
+            assert!(summary.contains(&format!("{key}: ")), "{key}: {summary}");
+        }
+    }
+
+    /// The commented file the package installs: as shipped it means the defaults, and with
+    /// every setting uncommented it is still valid (so its keys and values are current).
+    #[test]
+    fn the_shipped_file_is_the_defaults_and_valid_when_uncommented() {
+        let shipped = include_str!("../layered.yaml");
         assert_eq!(
-            Config::from_options(Some("/nonexistent/layered.yaml")).unwrap(),
+            Config::parse("layered.yaml", shipped).unwrap(),
             Config::default()
         );
+        let uncommented: String = shipped
+            .lines()
+            .filter_map(|l| l.strip_prefix("# "))
+            .filter(|l| l.split_once(':').is_some_and(|(k, _)| !k.contains(' ')))
+            .map(|l| format!("{}\n", l.split(" #").next().unwrap().trim_end()))
+            .collect();
+        let config = Config::parse("layered.yaml", &uncommented)
+            .unwrap_or_else(|e| panic!("{e}:\n{uncommented}"));
+        assert_eq!(uncommented.lines().count(), 11, "{uncommented}");
+        assert_eq!(config.paths(), Config::default().paths());
+        assert_eq!(config.deadlock, Config::default().deadlock);
+        assert_eq!(config.on_vl_shortage, Config::default().on_vl_shortage);
+    }
+
+    #[test]
+    fn an_invalid_file_is_still_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.yaml");
+        std::fs::write(&path, "layers: 0\n").unwrap();
+        assert!(Config::load(Some(path.to_str().unwrap())).is_err());
     }
 
     #[test]

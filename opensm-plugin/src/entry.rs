@@ -14,7 +14,7 @@ use opensm_sys::{
     osm_switch_set_hops, osm_switch_t,
 };
 
-use crate::config::{Config, Fault};
+use crate::config::{Config, Fault, Source};
 use crate::engine::{DeadlockSettings, NodeRecord, Routed};
 use crate::qos::{QosAnswers, packed};
 use crate::{cabling, engine, logger, snapshot};
@@ -59,6 +59,9 @@ struct Plugin {
     full: Mutex<Option<(Inputs, Arc<Routed>)>>,
     /// The cabling plan of the configuration, while its file is unchanged.
     plan: Mutex<cabling::PlanCache>,
+    /// The configuration last logged (warning and settings), so that the log says it once and
+    /// again only when it changes, not at every sweep.
+    reported: Mutex<Option<(Option<String>, String)>>,
 }
 
 impl Plugin {
@@ -67,6 +70,40 @@ impl Plugin {
     fn set_answers(&self, answers: Option<Arc<QosAnswers>>) {
         *self.answers.write().unwrap_or_else(|e| e.into_inner()) = answers;
     }
+
+    /// Logs the configuration in force, on one line, after a warning if its file could not be
+    /// read; only when this differs from what was logged last.
+    fn report_config(&self, config: &Config, source: &Source) {
+        let report = (source.warning(), config.summary());
+        let mut reported = self.reported.lock().unwrap_or_else(|e| e.into_inner());
+        if reported.as_ref() == Some(&report) {
+            return;
+        }
+        if let Some(warning) = &report.0 {
+            log::warn!("{warning}");
+        }
+        log::info!("configuration in force: {}", report.1);
+        *reported = Some(report);
+    }
+}
+
+/// The daemon's `event_plugin_options` (the plugin's configuration file), if set.
+///
+/// # Safety
+/// `osm` must be the daemon's `osm_opensm_t`.
+unsafe fn event_plugin_options(osm: *mut osm_opensm_t) -> Option<String> {
+    // SAFETY: `osm` is the daemon's (caller); `event_plugin_options` is NULL or a C string
+    // owned by the options, unchanged while the plugin runs.
+    unsafe {
+        let p = (*osm).subn.opt.event_plugin_options;
+        (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
+    }
+}
+
+/// The OpenSM version the plugin runs in: the daemon loads the plugin only if its own version
+/// string equals the one the plugin was built with (`osm_version` of the table).
+fn opensm_version() -> String {
+    String::from_utf8_lossy(&OSM_VERSION[..OSM_VERSION.len() - 1]).into_owned()
 }
 
 /// Everything a routing depends on.
@@ -131,12 +168,24 @@ extern "C" fn create(osm: *mut osm_opensm_t) -> *mut c_void {
             eprintln!(
                 "osmlayered: osm_opensm_t layout differs from the headers this plugin was \
                  built with ({}); plugin not loaded",
-                String::from_utf8_lossy(&OSM_VERSION[..OSM_VERSION.len() - 1])
+                opensm_version()
             );
             return std::ptr::null_mut();
         }
         // SAFETY: `osm->log` lives as long as the daemon; `delete` detaches before dlclose.
         unsafe { logger::attach(&raw mut (*osm).log) };
+        // SAFETY: `osm` is the daemon's (checked above).
+        let options = unsafe { event_plugin_options(osm) };
+        let loaded = Config::load(options.as_deref());
+        let from = match &loaded {
+            Ok((_, source)) => source.describe(),
+            Err(_) => options.clone().unwrap_or_default(),
+        };
+        log::info!(
+            "osmlayered {} loaded in {}; configuration: {from}",
+            env!("CARGO_PKG_VERSION"),
+            opensm_version()
+        );
         let plugin = Box::into_raw(Box::new(Plugin {
             osm,
             pending: Mutex::new(None),
@@ -144,6 +193,7 @@ extern "C" fn create(osm: *mut osm_opensm_t) -> *mut c_void {
             last: Mutex::new(None),
             full: Mutex::new(None),
             plan: Mutex::new(cabling::PlanCache::default()),
+            reported: Mutex::new(None),
         }));
         let module = external_routing_engine_module_t {
             name: ENGINE_NAME.as_ptr(),
@@ -162,6 +212,14 @@ extern "C" fn create(osm: *mut osm_opensm_t) -> *mut c_void {
             return std::ptr::null_mut();
         }
         log::info!("routing engine 'layered' registered");
+        match loaded {
+            // SAFETY: `plugin` came from Box::into_raw above; OpenSM does not route before
+            // `create` returns.
+            Ok((config, source)) => unsafe { &*plugin }.report_config(&config, &source),
+            Err(e) => log::error!(
+                "config: {e}; OpenSM routes with its next engine until the file is fixed"
+            ),
+        }
         plugin.cast()
     })
 }
@@ -232,7 +290,8 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
             string(opt.dump_files_dir),
         )
     };
-    let config = Config::from_options(options.as_deref()).map_err(|e| format!("config: {e}"))?;
+    let (config, source) = Config::load(options.as_deref()).map_err(|e| format!("config: {e}"))?;
+    plugin.report_config(&config, &source);
     if config.debug_fault == Some(Fault::RoutingPanic) {
         panic!("debug_fault routing_panic is set in the configuration");
     }

@@ -1,5 +1,5 @@
-//! Diagnostics on stderr at the verbosity asked for: the `-v` flag both commands take, and the
-//! logger it sets up.
+//! Diagnostics on stderr at the verbosity asked for: the `-v` and `-q` flags both commands take,
+//! and the logger they set up.
 
 use clap::Args;
 
@@ -9,11 +9,17 @@ pub struct Verbosity {
     /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     verbose: u8,
+    /// Errors only: no warnings, no progress.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
 }
 
 impl Verbosity {
-    /// The level the flag asks for: warnings by default, `-v` info, `-vv` debug.
+    /// The level the flags ask for: warnings by default, `-v` info, `-vv` debug, `-q` errors.
     pub fn level(self) -> log::LevelFilter {
+        if self.quiet {
+            return log::LevelFilter::Error;
+        }
         match self.verbose {
             0 => log::LevelFilter::Warn,
             1 => log::LevelFilter::Info,
@@ -21,8 +27,10 @@ impl Verbosity {
         }
     }
 
-    /// Sends log records to stderr at [`Self::level`]; `RUST_LOG` overrides.
+    /// Sends log records to stderr at [`Self::level`]; `RUST_LOG` overrides. `-q` also turns
+    /// progress off ([`super::progress`]).
     pub fn init_logging(self) {
+        super::progress::allow(!self.quiet);
         env_logger::Builder::new()
             .filter_level(self.level())
             .parse_default_env()
@@ -53,5 +61,13 @@ mod tests {
         assert_eq!(level(&["-v"]), log::LevelFilter::Info);
         assert_eq!(level(&["-vv"]), log::LevelFilter::Debug);
         assert_eq!(level(&["-v", "--verbose", "-v"]), log::LevelFilter::Debug);
+    }
+
+    #[test]
+    fn quiet_keeps_errors_only_and_excludes_verbose() {
+        assert_eq!(level(&["-q"]), log::LevelFilter::Error);
+        assert_eq!(level(&["--quiet"]), log::LevelFilter::Error);
+        let argv = ["test", "-q", "-v"];
+        assert!(Command::try_parse_from(argv).is_err());
     }
 }

@@ -56,9 +56,12 @@ pub fn mlfm_admissible(d: u32, n: u32, l: u32, m: u32) -> Result<(), Admissibili
         "admissible for d = {d}: 1 ≤ n ≤ {d}, 2 ≤ ℓ ≤ {}, 1 ≤ m ≤ ℓ − 1 (so m ≤ {d})",
         d + 1
     );
-    let problem = if d == 0 || Mlfm::new(d).is_err() {
-        Some(format!("d = {d} is not an MLFM (1 ≤ d ≤ 127)"))
-    } else if n == 0 || n > d {
+    // The construction's own message says what is wrong with d and the nearest valid d; the
+    // bounds of n, ℓ and m mean nothing before d is valid.
+    if let Err(e) = Mlfm::new(d) {
+        return Err(AdmissibilityError(e.to_string()));
+    }
+    let problem = if n == 0 || n > d {
         Some(format!("n = {n} layers"))
     } else if l < 2 || l > d + 1 {
         Some(format!("ℓ = {l} columns"))
@@ -175,7 +178,7 @@ fn lsft_server(point: Point, k: u32) -> String {
 /// n not a prime power (or too large).
 pub fn lsft_full(n: u32) -> Result<Schedule, AdmissibilityError> {
     let lsft = Lsft::new(n)
-        .map_err(|e| AdmissibilityError(format!("lsft: {e}; admissible: n a prime power")))?;
+        .map_err(|e| AdmissibilityError(format!("{e}; admissible: n a prime power")))?;
     let points = lsft.points();
     let d = n + 1;
     let mut ranks = Vec::with_capacity(points * d as usize);
@@ -242,7 +245,8 @@ pub fn lsft_partial_admissible(n: u32, k: u32, m: u32) -> Result<(), Admissibili
     let rule = "admissible: n a prime power, 1 ≤ k ≤ n, and 1 ≤ m ≤ k ≤ n (the paper's rule) \
                 or m = k + 1 with k ≥ n − 1";
     if let Err(e) = Lsft::new(n) {
-        return Err(AdmissibilityError(format!("lsft: {e}; {rule}")));
+        // The construction's message starts with `lsft: ` itself.
+        return Err(AdmissibilityError(format!("{e}; {rule}")));
     }
     if k == 0 || k > n {
         return Err(AdmissibilityError(format!(

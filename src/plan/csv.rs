@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::document::{RawCable, assemble};
 use super::{CableKind, Device, DeviceKind, Plan, PlanError, Rack};
+use crate::topology::FabricError;
 
 /// The columns written, in order. The first ten are the columns of common cable lists
 /// (`cable_id, a_rack, a_u, a_device, a_port, b_rack, b_u, b_device, b_port, kind`).
@@ -153,8 +154,14 @@ pub fn read(text: &str, name: &str) -> Result<Plan, CsvError> {
         let number = |name: &str| -> Result<Option<u32>, CsvError> {
             field(name)
                 .map(|v| {
-                    v.parse()
-                        .map_err(|_| fail(format!("{name} {v:?} is not a whole number")))
+                    v.parse().map_err(|e: std::num::ParseIntError| {
+                        fail(match e.kind() {
+                            std::num::IntErrorKind::PosOverflow => {
+                                format!("{name} {v} is too large (at most {})", u32::MAX)
+                            }
+                            _ => format!("{name} {v:?} is not a whole number"),
+                        })
+                    })
                 })
                 .transpose()
         };
@@ -317,6 +324,16 @@ fn assemble_rows(rows: Vec<Row>, name: &str) -> Result<Plan, CsvError> {
         }
     }
     let lines: HashMap<String, u64> = rows.iter().map(|r| (r.id.clone(), r.line)).collect();
+    // The lines on which each port is cabled: a port cabled twice is reported at its second.
+    let mut port_lines: HashMap<(String, u8), Vec<u64>> = HashMap::new();
+    for row in &rows {
+        for end in [&row.a, &row.b] {
+            port_lines
+                .entry((end.device.clone(), end.port))
+                .or_default()
+                .push(row.line);
+        }
+    }
     let raw = rows
         .into_iter()
         .map(
@@ -353,6 +370,9 @@ fn assemble_rows(rows: Vec<Row>, name: &str) -> Result<Plan, CsvError> {
             PlanError::Duplicate { name, .. } | PlanError::UnknownDevice { cable: name, .. } => {
                 lines.get(name).copied()
             }
+            PlanError::Fabric(FabricError::PortInUse { node, port, .. }) => port_lines
+                .get(&(node.clone(), *port))
+                .and_then(|at| at.get(1).copied()),
             _ => None,
         };
         CsvError {
@@ -466,9 +486,9 @@ mod tests {
             err("C1,R01,1,s1,1,R01,2,s2,1\nC1,R01,1,s1,2,R01,2,s2,2\n"),
             "line 3: cable id \"C1\" is listed twice"
         );
-        assert!(
-            err("C1,R01,1,s1,1,R01,2,s2,1\nC2,R01,1,s1,1,R01,2,s3,1\n")
-                .contains("s1 port 1 already has a cable")
+        assert_eq!(
+            err("C1,R01,1,s1,1,R01,2,s2,1\nC2,R01,1,s1,1,R01,2,s3,1\n"),
+            "line 3: s1 port 1 already has a cable (to s2[1])"
         );
         let err = read("a_device,a_port,b_device\ns,1,t\n", "t")
             .unwrap_err()

@@ -49,11 +49,22 @@ impl Circulant {
         }
         let jumps = if jumps.is_empty() {
             if !nodes.is_power_of_two() {
-                let below = 1u32 << (31 - nodes.leading_zeros());
+                // Every suggestion must be accepted in turn: powers of two from 4 (nodes ≥ 3),
+                // and jumps within 1..=nodes/2 that include 1 (so they generate Z_n).
+                let below = 1u64 << (31 - nodes.leading_zeros());
+                let nearest = if below < 4 {
+                    "nodes = 4".to_string()
+                } else {
+                    format!("nodes = {below} or {}", below * 2)
+                };
+                let jumps: Vec<String> = Self::power_of_two_jumps(nodes)
+                    .iter()
+                    .map(u32::to_string)
+                    .collect();
                 return fail(format!(
                     "without --jumps, nodes must be a power of two for G(n, log2 n) \
-                     (nodes = {below} or {}), or give the jumps, e.g. 1,2,4",
-                    below * 2
+                     ({nearest}), or give the jumps for nodes = {nodes}, e.g. {}",
+                    jumps.join(",")
                 ));
             }
             Self::power_of_two_jumps(nodes)
@@ -165,6 +176,29 @@ impl Construction for Circulant {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whatever n (not a power of two) the error suggests, the suggested node counts and the
+    /// suggested jumps for n are accepted.
+    #[test]
+    fn every_suggestion_without_jumps_is_accepted() {
+        for nodes in (3..=300u32).filter(|n| !n.is_power_of_two()) {
+            let err = Circulant::new(nodes, &[], 1).unwrap_err().to_string();
+            let (_, after) = err.split_once("G(n, log2 n) (").unwrap();
+            let (counts, rest) = after.split_once(')').unwrap();
+            for count in counts.trim_start_matches("nodes = ").split(" or ") {
+                let count: u32 = count.parse().unwrap();
+                assert!(Circulant::new(count, &[], 1).is_ok(), "{nodes}: {err}");
+            }
+            let jumps: Vec<u32> = rest
+                .rsplit("e.g. ")
+                .next()
+                .unwrap()
+                .split(',')
+                .map(|j| j.trim().parse().unwrap())
+                .collect();
+            assert!(Circulant::new(nodes, &jumps, 1).is_ok(), "{nodes}: {err}");
+        }
+    }
     use crate::topology::SwitchGraph;
 
     #[test]

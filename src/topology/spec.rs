@@ -151,6 +151,19 @@ pub struct SpecError {
     problem: String,
 }
 
+/// A parameter's value, or why it is none: not a number, or too large for one (a 20-digit q is
+/// a number, just not one any construction takes).
+fn parse_whole_number(value: &str) -> Result<u32, String> {
+    value
+        .parse()
+        .map_err(|e: std::num::ParseIntError| match e.kind() {
+            std::num::IntErrorKind::PosOverflow => {
+                format!("{value} is too large (at most {})", u32::MAX)
+            }
+            _ => format!("{value:?} is not a whole number"),
+        })
+}
+
 impl FromStr for TopologySpec {
     type Err = SpecError;
 
@@ -170,9 +183,14 @@ impl FromStr for TopologySpec {
                 None if continues_list => ("jumps", pair),
                 None => return Err(fail(format!("{pair:?} is not key=value"))),
             };
-            let value = value
-                .parse()
-                .map_err(|_| fail(format!("{key} = {value:?} is not a whole number")))?;
+            let value = parse_whole_number(value).map_err(|why| fail(format!("{key} = {why}")))?;
+            if key != "jumps"
+                && let Some(&(_, first)) = values.iter().find(|&&(k, _)| k == key)
+            {
+                return Err(fail(format!(
+                    "{key} is given twice ({key}={first} and {key}={value}); give it once"
+                )));
+            }
             values.push((key, value));
         }
         let allowed: &[&str] = match kind {
@@ -320,6 +338,9 @@ mod tests {
         assert!(err("slimfly:d=3").contains("slimfly takes q, p, not d"));
         assert!(err("slimfly").contains("slimfly needs q="));
         assert!(err("mlfm:d=x").contains("d = \"x\" is not a whole number"));
+        assert!(err("mlfm:d=4294967296").contains("d = 4294967296 is too large"));
+        assert!(err("slimfly:q=5,q=7").contains("q is given twice (q=5 and q=7)"));
+        assert!(err("fattree:leaves=2,spines=2,leaves=3").contains("leaves is given twice"));
         assert!(err("shortcut:nodes=8,2").contains("\"2\" is not key=value"));
         assert!(err("circulant:jumps=1,2").contains("circulant needs nodes="));
     }

@@ -73,7 +73,7 @@ enum Format {
 }
 
 fn read(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+    ibfabric::cli::input::read_text(path)
 }
 
 /// Prints the verdict; exit status 0 when deadlock-free, 1 when a cycle (or a forwarding loop)

@@ -17,8 +17,8 @@ mod topo;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-use ibfabric::cli::{Verbosity, exit_code};
+use clap::{CommandFactory, Parser, Subcommand};
+use ibfabric::cli::{CompletionsArgs, ManArgs, Verbosity, exit_code};
 
 /// Routing, cabling and analysis for low-diameter InfiniBand fabrics.
 #[derive(Parser)]
@@ -46,6 +46,10 @@ enum Command {
     A2a(a2a::A2aArgs),
     /// Number a job's hosts so that a collective crosses fewer switch hops (two-opt rank placement); write the hostfile.
     Rankmap(rankmap::RankmapArgs),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write it and one page per subcommand into a directory.
+    Man(ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +63,8 @@ fn main() -> ExitCode {
         Command::DeadlockCheck(args) => deadlock_check::run(args),
         Command::A2a(args) => a2a::run(args),
         Command::Rankmap(args) => rankmap::run(args),
+        Command::Completions(args) => args.run(Cli::command()),
+        Command::Man(args) => args.run(Cli::command()),
     };
     exit_code("ibfabric", result)
 }

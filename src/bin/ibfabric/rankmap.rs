@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use ibfabric::cli::output;
+use ibfabric::cli::{input, output};
 use ibfabric::io::hostfile::{self, HostIndex, HostfileFormat};
 use ibfabric::placement::{
     Collective, Evaluator, HostRoutes, Mapping, Objective, Slot, rank_order, two_opt,
@@ -143,9 +143,8 @@ pub fn run(args: RankmapArgs) -> anyhow::Result<ExitCode> {
     };
     let lids = LidTable::from_fabric(&fabric).with_context(|| args.fabric.clone())?;
 
-    let hosts_name = args.hosts.display().to_string();
-    let text =
-        std::fs::read_to_string(&args.hosts).with_context(|| format!("reading {hosts_name}"))?;
+    let hosts_name = input::display_name(&args.hosts);
+    let text = input::read_text(&args.hosts)?;
     let lines = hostfile::parse_hosts(&text);
     if lines.is_empty() {
         bail!("{hosts_name}: no hosts");

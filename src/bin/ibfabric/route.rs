@@ -9,6 +9,7 @@ use anyhow::bail;
 use clap::{Args, ValueEnum};
 use ibfabric::analysis::{self, Options};
 use ibfabric::cli::output;
+use ibfabric::cli::progress::Progress;
 use ibfabric::deadlock::{SwitchSls, route_deadlock_free};
 use ibfabric::io::{lfts, path_sl, sl2vl};
 use ibfabric::options::{
@@ -107,6 +108,10 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let config = args.paths.routing(args.layers);
     let mut repair_line = None;
+    let progress = Progress::start(match args.deadlock.scheme_choice() {
+        None => "routing layers",
+        Some(_) => "routing layers and assigning VLs",
+    });
     let (lids, tables, deadlock_free) = match args.deadlock.scheme_choice() {
         None => {
             let Routed { lids, tables, .. } = route_fabric(&fabric, &config)?;
@@ -152,6 +157,7 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
             lfts::write_ibroute(&fabric, &lids, &tables).as_bytes(),
         )?;
     }
+    progress.phase("analysing the routing");
     let report = analysis::analyze(
         &fabric,
         &lids,
@@ -161,6 +167,7 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
             ..Options::default()
         },
     );
+    drop(progress);
     if let Some(done) = &deadlock_free {
         if let Some(path) = &args.path_sl_out {
             let any_sl;

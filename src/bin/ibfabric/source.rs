@@ -7,6 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use ibfabric::Fabric;
+use ibfabric::cli::input;
 use ibfabric::io::fabric_document::FabricDocument;
 use ibfabric::io::ibnetdiscover;
 use ibfabric::io::lfts;
@@ -19,13 +20,14 @@ use ibfabric::topology::TopologySpec;
 /// must be a topology spec.
 pub fn load_fabric(source: &str, node_name_map: Option<&Path>) -> anyhow::Result<Fabric> {
     let path = Path::new(source);
-    if !path.exists() {
+    if !path.exists() && !input::is_stdin(path) {
         let spec: TopologySpec = source
             .parse()
             .with_context(|| format!("{source:?} is neither a file nor a topology spec"))?;
         return Ok(spec.build()?);
     }
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {source}"))?;
+    let text = input::read_text(path)?;
+    let source = &input::display_name(path);
     let start = text.trim_start();
     if start.starts_with('{') {
         let doc: FabricDocument = serde_json::from_str(&text)
@@ -57,9 +59,8 @@ pub fn load_fabric(source: &str, node_name_map: Option<&Path>) -> anyhow::Result
 
 /// Reads a node-name-map file (`0x<guid> "name"` per line).
 pub fn read_node_name_map(path: &Path) -> anyhow::Result<NodeNameMap> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    NodeNameMap::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    let text = input::read_text(path)?;
+    NodeNameMap::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", input::display_name(path)))
 }
 
 /// Reads forwarding tables (opensm-lfts.dump or concatenated `ibroute` output) for `fabric`
@@ -70,8 +71,8 @@ pub fn load_tables(
     fabric_source: &str,
     path: &Path,
 ) -> anyhow::Result<ForwardingTables> {
-    let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {name}"))?;
+    let name = input::display_name(path);
+    let text = input::read_text(path)?;
     let dump = lfts::parse(&text, fabric).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
     for warning in &dump.warnings {
         log::warn!("{name}: {warning}");

@@ -1,0 +1,31 @@
+//! `ibfabric completions SHELL` and `ibfabric man`: what a package installs, generated from the
+//! command itself.
+
+#[path = "common/install_files.rs"]
+mod install_files;
+
+use std::path::Path;
+
+fn bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_ibfabric"))
+}
+
+#[test]
+fn completion_scripts_name_every_subcommand() {
+    install_files::completion_scripts_name_every_subcommand(bin());
+}
+
+#[test]
+fn an_unknown_shell_is_refused() {
+    install_files::an_unknown_shell_is_refused(bin());
+}
+
+#[test]
+fn man_page_has_name_synopsis_and_every_subcommand() {
+    install_files::man_page_has_name_synopsis_and_every_subcommand(bin(), "ibfabric");
+}
+
+#[test]
+fn man_out_dir_has_a_page_per_subcommand() {
+    install_files::man_out_dir_has_a_page_per_subcommand(bin(), "ibfabric");
+}
