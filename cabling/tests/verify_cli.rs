@@ -211,3 +211,98 @@ fn a_plan_without_extension_is_recognised_by_its_content() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// A refusal: exit 2, one line on stderr containing `reason`, nothing on stdout.
+fn assert_refused(out: &Output, reason: &str) {
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(out));
+    assert_eq!(stdout(out), "", "no action list");
+    let err = stderr(out);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains(reason), "{err}");
+}
+
+fn shared_fixture(name: &str) -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/fixtures/ibnetdiscover"
+    ))
+    .join(name)
+}
+
+#[test]
+fn a_plan_cut_inside_a_quoted_field_is_refused_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = cabling(&["plan", "slimfly", "--q", "5", "--format", "csv"]);
+    assert!(full.status.success());
+    let text = stdout(&full);
+    // Cut inside the quoted step name of the first cable (line 2).
+    let cut = text.find(",\"").unwrap() + 5;
+    assert_eq!(text[..cut].lines().count(), 2);
+    let plan = dir.path().join("plan.csv");
+    std::fs::write(&plan, &text[..cut]).unwrap();
+    let dump = fixture("clean.ibnetdiscover.topo");
+    let out = cabling(&[
+        "verify",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--ibnetdiscover",
+        dump.to_str().unwrap(),
+    ]);
+    assert_refused(
+        &out,
+        "plan.csv: line 2: a quoted field opens here and is never closed",
+    );
+}
+
+#[test]
+fn a_dump_of_another_site_is_refused_before_any_action() {
+    for other in [
+        "loginoff-infiniband_topology_fdr10-qdr-8sw_topo.txt",
+        "nvidia-topograph_ndr-dgx-superpod_example.out",
+    ] {
+        let dump = shared_fixture(other);
+        let plan = fixture("slimfly_q5_plan.csv");
+        let args = [
+            "verify",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--ibnetdiscover",
+            dump.to_str().unwrap(),
+        ];
+        let out = cabling(&args);
+        assert_refused(
+            &out,
+            "the plan and the fabric do not belong together: 0 of ",
+        );
+        // Binding by cabling alone, when asked for, gives the old punch list and exit 1.
+        let mut anyway = args.to_vec();
+        anyway.extend(["--min-identified", "0"]);
+        let out = cabling(&anyway);
+        assert_eq!(out.status.code(), Some(1), "{other}: {}", stderr(&out));
+        assert!(stdout(&out).contains("by cabling"), "{other}");
+    }
+}
+
+#[test]
+fn an_iblinkinfo_of_another_fabric_is_refused() {
+    let links = shared_fixture("ibsim-generated/baseline/iblinkinfo.txt");
+    let out = verify(
+        "clean.ibnetdiscover.topo",
+        &["--iblinkinfo", links.to_str().unwrap()],
+    );
+    assert_refused(
+        &out,
+        "iblinkinfo.txt: describes another fabric: 0 of its 13 nodes are in the ibnetdiscover dumps",
+    );
+}
+
+#[test]
+fn a_threshold_beyond_100_percent_is_a_usage_error() {
+    let out = verify("clean.ibnetdiscover.topo", &["--min-identified", "101"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--min-identified"),
+        "{}",
+        stderr(&out)
+    );
+}

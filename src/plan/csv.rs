@@ -110,6 +110,13 @@ struct RowEnd {
 /// A missing required column, a field that is not what its column holds (with the line), or an
 /// inconsistent plan (a device in two racks, two cables on one port, ...).
 pub fn read(text: &str, name: &str) -> Result<Plan, CsvError> {
+    if let Some(line) = unclosed_quote(text) {
+        return Err(CsvError {
+            line,
+            message: "a quoted field opens here and is never closed: the file looks cut short"
+                .into(),
+        });
+    }
     let mut reader = ::csv::ReaderBuilder::new()
         .trim(::csv::Trim::All)
         .flexible(true)
@@ -135,12 +142,25 @@ pub fn read(text: &str, name: &str) -> Result<Plan, CsvError> {
         }
     }
     let mut rows: Vec<Row> = Vec::new();
-    for record in reader.records() {
+    let mut records = reader.records().peekable();
+    while let Some(record) = records.next() {
         let record = record.map_err(|e| CsvError {
             line: e.position().map_or(0, |p| p.line()),
             message: e.to_string(),
         })?;
         let line = record.position().map_or(0, |p| p.line());
+        let last = records.peek().is_none();
+        if last && record.len() < header.len() && !text.ends_with('\n') {
+            return Err(CsvError {
+                line,
+                message: format!(
+                    "the last row has {} of the header's {} fields and no line end: the file \
+                     looks cut short",
+                    record.len(),
+                    header.len()
+                ),
+            });
+        }
         if record.iter().all(str::is_empty) {
             continue;
         }
@@ -215,6 +235,30 @@ pub fn read(text: &str, name: &str) -> Result<Plan, CsvError> {
         });
     }
     assemble_rows(rows, name)
+}
+
+/// The line where a quoted field opens that the text never closes (RFC 4180: a quote opens a
+/// field only at its start, and `""` inside it is a quote), which the CSV reader would take
+/// for a field running to the end of the file.
+fn unclosed_quote(text: &str) -> Option<u64> {
+    let (mut line, mut opened) = (1, None);
+    let mut at_field_start = true;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (opened, c) {
+            (Some(_), '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+            }
+            (Some(_), '"') => opened = None,
+            (None, '"') if at_field_start => opened = Some(line),
+            _ => {}
+        }
+        if c == '\n' {
+            line += 1;
+        }
+        at_field_start = opened.is_none() && matches!(c, ',' | '\n' | '\r');
+    }
+    opened
 }
 
 fn assemble_rows(rows: Vec<Row>, name: &str) -> Result<Plan, CsvError> {
@@ -383,6 +427,7 @@ fn natural_key(text: &str) -> Vec<(String, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::CableEnd;
     use crate::plan::build::{PlanOptions, plan_for};
     use crate::plan::document::PlanDocument;
 
@@ -444,6 +489,51 @@ mod tests {
             .filter(|c| c.kind == CableKind::Optical)
             .count();
         assert_eq!(inter, 100, "inter-rack rows are optical");
+    }
+
+    #[test]
+    fn a_file_cut_inside_a_quoted_field_is_an_error_naming_the_line() {
+        let plan = plan_for(&"slimfly:q=5".parse().unwrap(), &PlanOptions::default()).unwrap();
+        let text = write(&plan);
+        for row in 2..6 {
+            let start: usize = text.lines().take(row - 1).map(|l| l.len() + 1).sum();
+            let line = text.lines().nth(row - 1).unwrap();
+            let quote = start + line.find(",\"").unwrap() + 2;
+            let err = read(&text[..quote + 3], "cut").unwrap_err();
+            assert_eq!(err.line, row as u64, "{err}");
+            assert!(err.message.contains("never closed"), "{err}");
+        }
+    }
+
+    #[test]
+    fn every_cut_of_a_written_list_is_an_error_or_its_complete_rows() {
+        let plan = plan_for(&"mlfm:d=3".parse().unwrap(), &PlanOptions::default()).unwrap();
+        let text = write(&plan);
+        let ends = |p: &Plan| {
+            p.cables
+                .iter()
+                .map(|c| {
+                    let end = |e: CableEnd| (p.devices[e.device].name.clone(), e.port);
+                    (c.id.clone(), end(c.a), end(c.b))
+                })
+                .collect::<Vec<_>>()
+        };
+        let full = ends(&plan);
+        let first_rows: usize = text.lines().take(5).map(|l| l.len() + 1).sum();
+        for cut in (0..=first_rows).filter(|&i| text.is_char_boundary(i)) {
+            let prefix = &text[..cut];
+            let Ok(back) = read(prefix, "cut") else {
+                continue;
+            };
+            // Read without error: every row after the header is a whole cable of the plan.
+            let got = ends(&back);
+            assert_eq!(
+                got.len(),
+                prefix.lines().count() - 1,
+                "cut at {cut}: {prefix:?}"
+            );
+            assert_eq!(got, full[..got.len()], "cut at {cut}: {prefix:?}");
+        }
     }
 
     #[test]
