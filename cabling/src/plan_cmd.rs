@@ -9,7 +9,7 @@ use ibfabric::cli::{Construction, output};
 use ibfabric::io::{NodeNameMap, ibsim};
 use ibfabric::plan::build::{PlanOptions, plan_for};
 use ibfabric::plan::document::PlanDocument;
-use ibfabric::plan::{Plan, csv};
+use ibfabric::plan::{Plan, SwitchLayout, SwitchModel, csv};
 
 use crate::html;
 
@@ -41,6 +41,21 @@ pub struct PlanArgs {
     /// Cable id prefix [default: SF, MLFM, LSFT, PF or FT by topology].
     #[arg(long, global = true)]
     cable_prefix: Option<String>,
+    /// Place the switches on a catalogue model: msb7800 (EDR, 36 ports), qm8700 (HDR, 40),
+    /// qm9700 (NDR, 64 ports in 32 OSFP cages, labelled cage/split like 17/2). On every switch
+    /// hosts take ports 1, 2, …, the network the ports right after them, the rest are spare.
+    #[arg(
+        long,
+        value_name = "NAME",
+        global = true,
+        conflicts_with = "switch_ports"
+    )]
+    switch_model: Option<String>,
+    /// Place the switches on generic N-port switches (no catalogue model, no faceplate labels),
+    /// ports laid out as with --switch-model.
+    #[arg(long, value_name = "N", global = true,
+          value_parser = clap::value_parser!(u8).range(1..))]
+    switch_ports: Option<u8>,
 }
 
 /// Where the plan comes from: a construction, or a site's own cable list.
@@ -81,10 +96,28 @@ impl Format {
 }
 
 pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let switches = match (&args.switch_model, args.switch_ports) {
+        (Some(name), _) => {
+            let model = SwitchModel::by_name(name).map_err(|e| anyhow::anyhow!("{e}"))?;
+            Some(SwitchLayout {
+                ports: model.ports,
+                model: Some(model),
+            })
+        }
+        (None, Some(ports)) => Some(SwitchLayout { ports, model: None }),
+        (None, None) => None,
+    };
+    if switches.is_some() && matches!(args.source, Source::Import { .. }) {
+        anyhow::bail!(
+            "--switch-model and --switch-ports place a construction's switches; an imported list \
+             names its models in a_model/b_model columns"
+        );
+    }
     let plan = args.source.plan(&PlanOptions {
         rack_units: args.rack_units,
         hosts_per_u: args.hosts_per_u,
         cable_prefix: args.cable_prefix.clone(),
+        switches,
         ..PlanOptions::default()
     })?;
     match &args.out_dir {
@@ -141,10 +174,24 @@ fn summary(plan: &Plan) -> String {
         .iter()
         .filter(|d| d.kind == ibfabric::plan::DeviceKind::Switch)
         .count();
+    let spare: usize = (0..plan.devices.len())
+        .filter(|&d| plan.devices[d].kind == ibfabric::plan::DeviceKind::Switch)
+        .map(|d| plan.spare_ports(d).len())
+        .sum();
+    let model = plan
+        .devices
+        .iter()
+        .find_map(|d| d.model.as_ref())
+        .map_or(String::new(), |m| format!(" ({})", m.name));
     format!(
-        "{} racks, {switches} switches, {} hosts, {} cables",
+        "{} racks, {switches} switches{model}, {} hosts, {} cables{}",
         plan.racks.len(),
         plan.devices.len() - switches,
-        plan.cables.len()
+        plan.cables.len(),
+        if spare > 0 {
+            format!(", {spare} spare switch ports")
+        } else {
+            String::new()
+        }
     )
 }

@@ -9,6 +9,7 @@ pub mod build;
 pub mod csv;
 pub mod document;
 mod length;
+pub mod model;
 pub mod text;
 
 use std::collections::HashMap;
@@ -17,6 +18,7 @@ use std::fmt;
 use crate::topology::{Fabric, FabricError, Guid, NodeKind, NodeSpec, PortRef};
 
 pub use length::{CableKind, LengthModel};
+pub use model::{SwitchLayout, SwitchModel};
 
 /// A rack in the machine room.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +57,8 @@ pub struct Device {
     pub guid: Option<Guid>,
     /// NodeDescription the device is expected to report, when known.
     pub description: Option<String>,
+    /// The catalogue switch model, when the plan names one (faceplate labels).
+    pub model: Option<SwitchModel>,
 }
 
 /// One end of a cable.
@@ -163,7 +167,8 @@ impl Plan {
             .collect()
     }
 
-    /// Where an end is, for sheets and messages: `R01 U40 sw0-0-0 port 5`.
+    /// Where an end is, for sheets and messages: `R01 U40 sw0-0-0 port 5`, with the faceplate
+    /// label after the port number where it differs (`port 34 (17/2)`).
     pub fn end_text(&self, end: CableEnd) -> String {
         let d = &self.devices[end.device];
         format!(
@@ -171,8 +176,41 @@ impl Plan {
             self.racks[d.rack].name,
             self.position_text(d),
             d.name,
-            end.port
+            self.port_text(end)
         )
+    }
+
+    /// The faceplate label of an end's port (`17/2`) when its switch model has one.
+    pub fn port_label(&self, end: CableEnd) -> Option<String> {
+        self.devices[end.device]
+            .model
+            .as_ref()
+            .and_then(|m| m.port_label(end.port))
+    }
+
+    /// The port number, and the faceplate label after it where it differs: `34 (17/2)`.
+    pub fn port_text(&self, end: CableEnd) -> String {
+        match self.port_label(end) {
+            Some(label) => format!("{} ({label})", end.port),
+            None => end.port.to_string(),
+        }
+    }
+
+    /// The ports of a device that no planned cable uses, in order.
+    pub fn spare_ports(&self, device: usize) -> Vec<u8> {
+        let mut used = vec![false; usize::from(self.devices[device].ports) + 1];
+        for c in &self.cables {
+            for end in [c.a, c.b] {
+                if end.device == device
+                    && let Some(u) = used.get_mut(usize::from(end.port))
+                {
+                    *u = true;
+                }
+            }
+        }
+        (1..=self.devices[device].ports)
+            .filter(|&p| !used[usize::from(p)])
+            .collect()
     }
 
     /// `U40`, `U17.2` (slot 2 of a shared U), or `U?` when unplaced.
@@ -185,7 +223,8 @@ impl Plan {
     }
 
     /// The label printed on both ends of a cable:
-    /// `SF-0001 R01-U40-sw0-0-0-P5 to R01-U36-sw0-0-4-P6`.
+    /// `SF-0001 R01-U40-sw0-0-0-P5 to R01-U36-sw0-0-4-P6`; a port is its faceplate label where
+    /// the switch model has one (`P17/2`), as the technician reads it off the switch.
     pub fn label(&self, cable: &Cable) -> String {
         let end = |e: CableEnd| {
             let d = &self.devices[e.device];
@@ -194,7 +233,7 @@ impl Plan {
                 self.racks[d.rack].name,
                 self.position_text(d),
                 d.name,
-                e.port
+                self.port_label(e).unwrap_or_else(|| e.port.to_string())
             )
         };
         format!("{} {} to {}", cable.id, end(cable.a), end(cable.b))

@@ -95,7 +95,9 @@ impl<'a> Report<'a> {
     /// `to port 7` on the same device, else the whole place.
     fn target(&self, m: &MoveStep) -> String {
         match m.from {
-            Place::Device(e) if e.device == m.to.device => format!("port {}", m.to.port),
+            Place::Device(e) if e.device == m.to.device => {
+                format!("port {}", self.plan.port_text(m.to))
+            }
             _ => self.plan.end_text(m.to),
         }
     }
@@ -124,8 +126,8 @@ impl<'a> Report<'a> {
                     (Place::Device(a), Place::Device(b)) if a.device == b.device => format!(
                         "swap the cables in {} ports {} and {}",
                         self.device_text(a.device),
-                        a.port,
-                        b.port
+                        self.plan.port_text(a),
+                        self.plan.port_text(b)
                     ),
                     (a, b) => format!("swap the cables in {} and {}", self.place(a), self.place(b)),
                 };
@@ -135,8 +137,8 @@ impl<'a> Report<'a> {
                             text,
                             " (both run to {} ports {} and {}: swapped between the same two devices)",
                             self.device_text(a.device),
-                            a.port.min(b.port),
-                            a.port.max(b.port)
+                            self.plan.port_text(a.min(b)),
+                            self.plan.port_text(a.max(b))
                         );
                     }
                 }
