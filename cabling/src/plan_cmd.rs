@@ -9,7 +9,7 @@ use ibfabric::cli::{Construction, output};
 use ibfabric::io::{NodeNameMap, ibsim};
 use ibfabric::plan::build::{PlanOptions, plan_for};
 use ibfabric::plan::document::PlanDocument;
-use ibfabric::plan::{Plan, SwitchLayout, SwitchModel, csv};
+use ibfabric::plan::{Plan, SwitchLayout, SwitchModel, csv, labels};
 
 use crate::html;
 
@@ -29,7 +29,8 @@ pub struct PlanArgs {
         conflicts_with = "out_dir"
     )]
     output: Option<PathBuf>,
-    /// Write every format into DIR: plan.yaml, plan.csv, plan.html, fabric.net, node-name-map.
+    /// Write every format into DIR: plan.yaml, plan.csv, plan.html, fabric.net, node-name-map,
+    /// labels.csv.
     #[arg(long, value_name = "DIR", global = true)]
     out_dir: Option<PathBuf>,
     /// Rack height in units.
@@ -41,6 +42,11 @@ pub struct PlanArgs {
     /// Cable id prefix [default: SF, MLFM, LSFT, PF or FT by topology].
     #[arg(long, global = true)]
     cable_prefix: Option<String>,
+    /// Longest line of a cable label, in characters (--format labels).
+    #[arg(long, value_name = "CHARS", global = true,
+          default_value_t = labels::DEFAULT_WIDTH as u16,
+          value_parser = clap::value_parser!(u16).range(8..))]
+    label_width: u16,
     /// Place the switches on a catalogue model: msb7800 (EDR, 36 ports), qm8700 (HDR, 40),
     /// qm9700 (NDR, 64 ports in 32 OSFP cages, labelled cage/split like 17/2). On every switch
     /// hosts take ports 1, 2, …, the network the ports right after them, the rest are spare.
@@ -83,15 +89,19 @@ enum Format {
     Ibsim,
     /// node-name-map (GUID → device name) for infiniband-diags and OpenSM.
     NodeNameMap,
+    /// CSV for label printers: one row per cable end, its text in lines of at most
+    /// --label-width characters, this end's place first.
+    Labels,
 }
 
 impl Format {
-    const ALL: [(Format, &'static str); 5] = [
+    const ALL: [(Format, &'static str); 6] = [
         (Format::Yaml, "plan.yaml"),
         (Format::Csv, "plan.csv"),
         (Format::Html, "plan.html"),
         (Format::Ibsim, "fabric.net"),
         (Format::NodeNameMap, "node-name-map"),
+        (Format::Labels, "labels.csv"),
     ];
 }
 
@@ -125,12 +135,12 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             for (format, file) in Format::ALL {
                 let path = dir.join(file);
-                output::write_atomically(&path, render(&plan, format)?.as_bytes())?;
+                output::write_atomically(&path, render(&plan, format, &args)?.as_bytes())?;
             }
             eprintln!("{}: {} -> {}", plan.name, summary(&plan), dir.display());
         }
         None => {
-            output::emit(args.output.as_deref(), &render(&plan, args.format)?)?;
+            output::emit(args.output.as_deref(), &render(&plan, args.format, &args)?)?;
             if let Some(path) = &args.output {
                 eprintln!("{}: {} -> {}", plan.name, summary(&plan), path.display());
             }
@@ -158,13 +168,14 @@ pub fn import_csv(path: &Path) -> anyhow::Result<Plan> {
     csv::read(&text, &name).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
-fn render(plan: &Plan, format: Format) -> anyhow::Result<String> {
+fn render(plan: &Plan, format: Format, args: &PlanArgs) -> anyhow::Result<String> {
     Ok(match format {
         Format::Yaml => yaml_serde::to_string(&PlanDocument::from_plan(plan))?,
         Format::Csv => csv::write(plan),
         Format::Html => html::render(plan),
         Format::Ibsim => ibsim::write_net(&plan.to_fabric()?),
         Format::NodeNameMap => NodeNameMap::from_fabric(&plan.to_fabric()?).write(),
+        Format::Labels => labels::write(plan, usize::from(args.label_width)),
     })
 }
 

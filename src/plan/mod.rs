@@ -8,6 +8,7 @@
 pub mod build;
 pub mod csv;
 pub mod document;
+pub mod labels;
 mod length;
 pub mod model;
 pub mod text;

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use ibfabric::plan::{DeviceKind, Plan};
+use ibfabric::plan::{DeviceKind, Plan, labels};
 
 use super::*;
 
@@ -98,11 +98,12 @@ pub(super) fn rack_sheet(out: &mut String, ctx: &Context, rack: usize) {
 
     // The cable table, on its own pages.
     out.push_str("<table class=\"cables rk\">\n<thead>\n");
-    title_row(out, ctx, 13, &format!("{title}: cables by U and port"), no);
+    title_row(out, ctx, 14, &format!("{title}: cables by U and port"), no);
     out.push_str(
         "<tr><th>✓</th><th>Cable</th><th>U</th><th>Device</th><th class=\"n\">Port</th>\
          <th>End</th><th>Far rack</th><th>Far U</th><th>Far device</th><th class=\"n\">Far port</th>\
-         <th>Kind</th><th class=\"n\">Length</th><th class=\"n\">Step</th></tr>\n</thead>\n<tbody>\n",
+         <th>Kind</th><th class=\"n\">Length</th><th class=\"n\">Step</th>\
+         <th>Label at this end</th></tr>\n</thead>\n<tbody>\n",
     );
     let mut last_device = usize::MAX;
     for e in ends {
@@ -117,7 +118,8 @@ pub(super) fn rack_sheet(out: &mut String, ctx: &Context, rack: usize) {
         put!(
             out,
             "<tr class=\"{class}\"><td></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td class=\"lb\">{}</td></tr>\n",
             Esc(&c.id),
             plan.position_text(here),
             Esc(&here.name),
@@ -129,11 +131,12 @@ pub(super) fn rack_sheet(out: &mut String, ctx: &Context, rack: usize) {
             plan.port_text(e.far),
             c.kind,
             Length(c.length_m),
-            c.step
+            c.step,
+            Esc(&labels::end_text(plan, c, e.here))
         );
     }
     if ends.is_empty() {
-        out.push_str("<tr><td colspan=\"13\">No cables in this rack.</td></tr>\n");
+        out.push_str("<tr><td colspan=\"14\">No cables in this rack.</td></tr>\n");
     }
     out.push_str("</tbody>\n</table>\n</div>\n</section>\n");
 }
