@@ -106,6 +106,31 @@ impl Format {
 }
 
 pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let plan = plan_of(&args)?;
+    if matches!(args.source, Source::Import { .. }) {
+        let unplaced = plan.unplaced_devices();
+        if !unplaced.is_empty() {
+            let shown: Vec<&str> = unplaced.iter().copied().take(5).collect();
+            eprintln!(
+                "{}: {} of {} devices have no U position in the list ({}{}): sheets and labels \
+                 give their rack and name only",
+                plan.name,
+                unplaced.len(),
+                plan.devices.len(),
+                shown.join(", "),
+                if unplaced.len() > shown.len() {
+                    ", …"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    write_plan(&plan, &args)
+}
+
+/// The plan the arguments ask for.
+fn plan_of(args: &PlanArgs) -> anyhow::Result<Plan> {
     let switches = match (&args.switch_model, args.switch_ports) {
         (Some(name), _) => {
             let model = SwitchModel::by_name(name).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -123,26 +148,30 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
              names its models in a_model/b_model columns"
         );
     }
-    let plan = args.source.plan(&PlanOptions {
+    args.source.plan(&PlanOptions {
         rack_units: args.rack_units,
         hosts_per_u: args.hosts_per_u,
         cable_prefix: args.cable_prefix.clone(),
         switches,
         ..PlanOptions::default()
-    })?;
+    })
+}
+
+/// Writes the plan in the format(s) asked for.
+fn write_plan(plan: &Plan, args: &PlanArgs) -> anyhow::Result<ExitCode> {
     match &args.out_dir {
         Some(dir) => {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             for (format, file) in Format::ALL {
                 let path = dir.join(file);
-                output::write_atomically(&path, render(&plan, format, &args)?.as_bytes())?;
+                output::write_atomically(&path, render(plan, format, args)?.as_bytes())?;
             }
-            eprintln!("{}: {} -> {}", plan.name, summary(&plan), dir.display());
+            eprintln!("{}: {} -> {}", plan.name, summary(plan), dir.display());
         }
         None => {
-            output::emit(args.output.as_deref(), &render(&plan, args.format, &args)?)?;
+            output::emit(args.output.as_deref(), &render(plan, args.format, args)?)?;
             if let Some(path) = &args.output {
-                eprintln!("{}: {} -> {}", plan.name, summary(&plan), path.display());
+                eprintln!("{}: {} -> {}", plan.name, summary(plan), path.display());
             }
         }
     }

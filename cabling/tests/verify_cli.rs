@@ -49,7 +49,7 @@ cables: 368 ok, 1 degraded, 5 miswired, 1 missing, 0 down, 0 not yet verifiable;
 6 actions:
 
 R01
-  move cable SF-0185 from R01 U38 sw0-0-2 port 12 to port 2 [SF-0185 R01-U38-sw0-0-2-P2 to R01-U?-sfn010-P1]
+  move cable SF-0185 from R01 U38 sw0-0-2 port 12 to port 2 [SF-0185 R01-U38-sw0-0-2-P2 to R01-sfn010-P1]
   move cable SF-0093 from R01 U35 sw1-0-0 port 14 to port 10 [SF-0093 R04-U40-sw0-3-0-P7 to R01-U35-sw1-0-0-P10]
 
 R02
@@ -62,7 +62,7 @@ R04
   plug a cable SF-0169 between R04 U34 sw1-3-1 port 6 and R04 U32 sw1-3-3 port 5 [SF-0169 R04-U34-sw1-3-1-P6 to R04-U32-sw1-3-3-P5]
 
 R05
-  move cable SF-0195 from R05 U36 sw0-4-4 port 13 to R01 U36 sw0-0-4 port 4 [SF-0195 R01-U36-sw0-0-4-P4 to R01-U?-sfn020-P1]
+  move cable SF-0195 from R05 U36 sw0-4-4 port 13 to R01 U36 sw0-0-4 port 4 [SF-0195 R01-U36-sw0-0-4-P4 to R01-sfn020-P1]
 
 progress (cables verified / expected):
   R01  91/95

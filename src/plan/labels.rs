@@ -18,12 +18,9 @@ pub const COLUMNS: [&str; 7] = ["cable_id", "end", "rack", "u", "device", "port"
 pub fn end_parts(plan: &Plan, cable: &Cable, here: CableEnd) -> [String; 3] {
     let far = if here == cable.a { cable.b } else { cable.a };
     let place = |e: CableEnd| {
-        let d = &plan.devices[e.device];
         format!(
-            "{}-{}-{}-P{}",
-            plan.racks[d.rack].name,
-            plan.position_text(d),
-            d.name,
+            "{}-P{}",
+            plan.label_place(&plan.devices[e.device]),
             plan.port_label(e).unwrap_or_else(|| e.port.to_string())
         )
     };

@@ -171,14 +171,21 @@ impl Plan {
     /// Where an end is, for sheets and messages: `R01 U40 sw0-0-0 port 5`, with the faceplate
     /// label after the port number where it differs (`port 34 (17/2)`).
     pub fn end_text(&self, end: CableEnd) -> String {
-        let d = &self.devices[end.device];
         format!(
-            "{} {} {} port {}",
-            self.racks[d.rack].name,
-            self.position_text(d),
-            d.name,
+            "{} port {}",
+            self.device_place(&self.devices[end.device]),
             self.port_text(end)
         )
+    }
+
+    /// Rack, U and name of a device: `R01 U40 sw0-0-0`, or `R01 sfn010 (no U in the plan)`
+    /// when the plan does not place it (a cable list without U columns).
+    pub fn device_place(&self, d: &Device) -> String {
+        let rack = &self.racks[d.rack].name;
+        match d.u {
+            Some(_) => format!("{rack} {} {}", self.position_text(d), d.name),
+            None => format!("{rack} {} (no U in the plan)", d.name),
+        }
     }
 
     /// The faceplate label of an end's port (`17/2`) when its switch model has one.
@@ -214,13 +221,31 @@ impl Plan {
             .collect()
     }
 
-    /// `U40`, `U17.2` (slot 2 of a shared U), or `U?` when unplaced.
+    /// `U40`, `U17.2` (slot 2 of a shared U), or `no U` when the plan does not place it.
     pub fn position_text(&self, device: &Device) -> String {
         match (device.u, device.slot) {
             (Some(u), Some(slot)) => format!("U{u:02}.{slot}"),
             (Some(u), None) => format!("U{u:02}"),
-            _ => "U?".into(),
+            _ => "no U".into(),
         }
+    }
+
+    /// A device's place on a label: `R01-U40-sw0-0-0`, or `R01-sfn010` without a U.
+    pub fn label_place(&self, d: &Device) -> String {
+        let rack = &self.racks[d.rack].name;
+        match d.u {
+            Some(_) => format!("{rack}-{}-{}", self.position_text(d), d.name),
+            None => format!("{rack}-{}", d.name),
+        }
+    }
+
+    /// The devices the plan gives no U position, by name.
+    pub fn unplaced_devices(&self) -> Vec<&str> {
+        self.devices
+            .iter()
+            .filter(|d| d.u.is_none())
+            .map(|d| d.name.as_str())
+            .collect()
     }
 
     /// The label printed on both ends of a cable:
@@ -228,12 +253,9 @@ impl Plan {
     /// the switch model has one (`P17/2`), as the technician reads it off the switch.
     pub fn label(&self, cable: &Cable) -> String {
         let end = |e: CableEnd| {
-            let d = &self.devices[e.device];
             format!(
-                "{}-{}-{}-P{}",
-                self.racks[d.rack].name,
-                self.position_text(d),
-                d.name,
+                "{}-P{}",
+                self.label_place(&self.devices[e.device]),
                 self.port_label(e).unwrap_or_else(|| e.port.to_string())
             )
         };

@@ -70,13 +70,7 @@ impl<'a> Report<'a> {
 
     /// The device part of a place: `R03 U38 sw0-2-2`.
     fn device_text(&self, device: usize) -> String {
-        let d = &self.plan.devices[device];
-        format!(
-            "{} {} {}",
-            self.plan.racks[d.rack].name,
-            self.plan.position_text(d),
-            d.name
-        )
+        self.plan.device_place(&self.plan.devices[device])
     }
 
     fn label(&self, cable: usize) -> String {
@@ -506,10 +500,10 @@ impl<'a> Report<'a> {
                 let d = &self.plan.devices[e.device];
                 (
                     self.plan.racks[d.rack].name.clone(),
-                    self.plan
-                        .position_text(d)
-                        .trim_start_matches('U')
-                        .replace('?', ""),
+                    match d.u {
+                        Some(_) => self.plan.position_text(d).trim_start_matches('U').into(),
+                        None => String::new(),
+                    },
                     d.name.clone(),
                     e.port.to_string(),
                 )
