@@ -9,7 +9,9 @@ use ibfabric::cli::{Construction, output};
 use ibfabric::io::{NodeNameMap, ibsim};
 use ibfabric::plan::build::{PlanOptions, plan_for};
 use ibfabric::plan::document::PlanDocument;
-use ibfabric::plan::{Plan, SwitchLayout, SwitchModel, csv, labels};
+use ibfabric::plan::{
+    LengthModel, Plan, RoomLayout, SwitchLayout, SwitchModel, csv, labels, purchase_list,
+};
 
 use crate::html;
 
@@ -30,7 +32,7 @@ pub struct PlanArgs {
     )]
     output: Option<PathBuf>,
     /// Write every format into DIR: plan.yaml, plan.csv, plan.html, fabric.net, node-name-map,
-    /// labels.csv.
+    /// labels.csv, purchase.csv.
     #[arg(long, value_name = "DIR", global = true)]
     out_dir: Option<PathBuf>,
     /// Rack height in units.
@@ -42,6 +44,11 @@ pub struct PlanArgs {
     /// Cable id prefix [default: SF, MLFM, LSFT, PF or FT by topology].
     #[arg(long, global = true)]
     cable_prefix: Option<String>,
+    /// Room layout YAML for cable lengths: racks_per_row, rack_width_m, row_pitch_m,
+    /// tray_height_m, slack_m (each optional) [default: one row of 0.6 m racks, 0.3 m tray,
+    /// 1 m slack].
+    #[arg(long, value_name = "FILE", global = true)]
+    room: Option<PathBuf>,
     /// Longest line of a cable label, in characters (--format labels).
     #[arg(long, value_name = "CHARS", global = true,
           default_value_t = labels::DEFAULT_WIDTH as u16,
@@ -92,16 +99,19 @@ enum Format {
     /// CSV for label printers: one row per cable end, its text in lines of at most
     /// --label-width characters, this end's place first.
     Labels,
+    /// Purchase list: cables by kind and catalogue length, with counts.
+    Purchase,
 }
 
 impl Format {
-    const ALL: [(Format, &'static str); 6] = [
+    const ALL: [(Format, &'static str); 7] = [
         (Format::Yaml, "plan.yaml"),
         (Format::Csv, "plan.csv"),
         (Format::Html, "plan.html"),
         (Format::Ibsim, "fabric.net"),
         (Format::NodeNameMap, "node-name-map"),
         (Format::Labels, "labels.csv"),
+        (Format::Purchase, "purchase.csv"),
     ];
 }
 
@@ -148,12 +158,24 @@ fn plan_of(args: &PlanArgs) -> anyhow::Result<Plan> {
              names its models in a_model/b_model columns"
         );
     }
+    let lengths = match &args.room {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let room: RoomLayout = yaml_serde::from_str(&text).map_err(|e| {
+                anyhow::anyhow!("{}: {}", path.display(), e.to_string().replace('\n', " "))
+            })?;
+            room.model()
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+        }
+        None => LengthModel::default(),
+    };
     args.source.plan(&PlanOptions {
         rack_units: args.rack_units,
         hosts_per_u: args.hosts_per_u,
         cable_prefix: args.cable_prefix.clone(),
         switches,
-        ..PlanOptions::default()
+        lengths,
     })
 }
 
@@ -205,6 +227,7 @@ fn render(plan: &Plan, format: Format, args: &PlanArgs) -> anyhow::Result<String
         Format::Ibsim => ibsim::write_net(&plan.to_fabric()?),
         Format::NodeNameMap => NodeNameMap::from_fabric(&plan.to_fabric()?).write(),
         Format::Labels => labels::write(plan, usize::from(args.label_width)),
+        Format::Purchase => purchase_list(&plan.cables),
     })
 }
 

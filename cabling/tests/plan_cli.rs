@@ -76,3 +76,64 @@ fn a_generated_plan_places_every_device_and_says_nothing_about_u() {
     assert!(out.status.success());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("no U position"));
 }
+
+/// The purchase list's rows as (kind, length, count).
+fn purchase(extra: &[&str]) -> Vec<(String, String, usize)> {
+    let mut args = vec!["plan", "slimfly", "--q", "5", "--format", "purchase"];
+    args.extend_from_slice(extra);
+    let out = cabling(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    assert_eq!(reader.headers().unwrap(), vec!["kind", "length_m", "count"]);
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[0].to_string(), r[1].to_string(), r[2].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn the_purchase_list_counts_every_cable_and_a_room_in_rows_needs_longer_ones() {
+    let one_row = purchase(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let room = dir.path().join("room.yaml");
+    std::fs::write(&room, "racks_per_row: 2\nrow_pitch_m: 3\n").unwrap();
+    let rows = purchase(&["--room", room.to_str().unwrap()]);
+    for list in [&one_row, &rows] {
+        assert_eq!(list.iter().map(|r| r.2).sum::<usize>(), 375);
+    }
+    let longest = |list: &[(String, String, usize)]| {
+        list.iter()
+            .filter(|r| r.0 == "optical")
+            .map(|r| r.1.parse::<f64>().unwrap())
+            .fold(0.0, f64::max)
+    };
+    assert!(longest(&rows) > longest(&one_row));
+    // Copper stays inside racks: the room does not change it.
+    let copper = |list: &[(String, String, usize)]| {
+        list.iter()
+            .filter(|r| r.0 == "copper")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(copper(&rows), copper(&one_row));
+
+    std::fs::write(&room, "rows: 2\n").unwrap();
+    let out = cabling(&[
+        "plan",
+        "slimfly",
+        "--q",
+        "5",
+        "--room",
+        room.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown field `rows`"));
+}

@@ -18,7 +18,7 @@ use std::fmt;
 
 use crate::topology::{Fabric, FabricError, Guid, NodeKind, NodeSpec, PortRef};
 
-pub use length::{CableKind, LengthModel};
+pub use length::{CableKind, LengthModel, RoomLayout, purchase_list};
 pub use model::{SwitchLayout, SwitchModel};
 
 /// A rack in the machine room.
