@@ -177,26 +177,42 @@ fn catalogue(lengths: &[f64], run: f64) -> f64 {
 /// (`kind,length_m,count`), copper first, shortest first; cables without a length are counted
 /// under an empty length.
 pub fn purchase_list(cables: &[super::Cable]) -> String {
-    let mut counts: Vec<((u8, Option<u64>), CableKind, Option<f64>, usize)> = Vec::new();
+    /// One line of the list: copper before optical, then by length (none last).
+    struct Line {
+        optical: bool,
+        length_m: Option<f64>,
+        count: usize,
+    }
+    let mut lines: Vec<Line> = Vec::new();
     for c in cables {
-        let key = (
-            u8::from(c.kind == CableKind::Optical),
-            c.length_m.map(f64::to_bits),
-        );
-        match counts.iter_mut().find(|e| e.0 == key) {
-            Some(e) => e.3 += 1,
-            None => counts.push((key, c.kind, c.length_m, 1)),
+        let optical = c.kind == CableKind::Optical;
+        match lines
+            .iter_mut()
+            .find(|l| l.optical == optical && l.length_m == c.length_m)
+        {
+            Some(l) => l.count += 1,
+            None => lines.push(Line {
+                optical,
+                length_m: c.length_m,
+                count: 1,
+            }),
         }
     }
-    counts.sort_by(|x, y| {
-        (x.0.0, x.2.unwrap_or(f64::INFINITY))
-            .partial_cmp(&(y.0.0, y.2.unwrap_or(f64::INFINITY)))
-            .expect("finite lengths")
+    let length = |l: &Line| l.length_m.unwrap_or(f64::INFINITY);
+    lines.sort_by(|x, y| {
+        x.optical
+            .cmp(&y.optical)
+            .then(length(x).total_cmp(&length(y)))
     });
     let mut out = String::from("kind,length_m,count\n");
-    for (_, kind, length, count) in counts {
-        let length = length.map_or(String::new(), |l| l.to_string());
-        out.push_str(&format!("{kind},{length},{count}\n"));
+    for l in lines {
+        let kind = if l.optical {
+            CableKind::Optical
+        } else {
+            CableKind::Copper
+        };
+        let length = l.length_m.map_or(String::new(), |m| m.to_string());
+        out.push_str(&format!("{kind},{length},{}\n", l.count));
     }
     out
 }
