@@ -5,7 +5,9 @@
 //! `iblinkinfo` output (down ports, "could be" hints) and the site's node-name-map, and prints
 //! what to do: text grouped by rack → U → port, or a CSV/JSON punch list.
 //!
-//! Exit status: 0 the fabric is cabled exactly as planned, 1 there are findings, 2 bad input.
+//! Exit status: 0 the fabric is cabled exactly as planned, 1 there are findings, 2 bad input —
+//! including a plan that does not parse to its end, and a plan and dumps that do not belong
+//! together (see `ibfabric::verify::belonging`), so no action list is ever printed for them.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,6 +18,7 @@ use clap::{Args, ValueEnum};
 use ibfabric::cli::{input, output};
 use ibfabric::io::{LinkInfo, NodeNameMap, iblinkinfo, ibnetdiscover};
 use ibfabric::plan::{self, Plan};
+use ibfabric::verify::belonging::{self, DEFAULT_MIN_IDENTIFIED_PERCENT};
 use ibfabric::verify::{self, Observation, report::Report};
 
 #[derive(Args)]
@@ -33,6 +36,13 @@ pub struct VerifyArgs {
     /// node-name-map naming fabric GUIDs with plan device names (the strongest binding).
     #[arg(long, value_name = "FILE")]
     node_name_map: Option<PathBuf>,
+    /// Least share (percent) of the plan's devices — or of the fabric's nodes, when fewer are
+    /// seen mid-wiring — that must be identified by node-name-map, GUID or description; below
+    /// it the plan and the dumps are taken for different fabrics and verify exits 2 without
+    /// actions. 0 binds by cabling alone.
+    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_MIN_IDENTIFIED_PERCENT,
+          value_parser = clap::value_parser!(u8).range(0..=100))]
+    min_identified: u8,
     /// Output format: text for technicians, or a CSV/JSON punch list.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -109,6 +119,8 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
                     path.display()
                 );
             }
+            belonging::check_link_info(&fabric, &info)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
             all.ports.extend(info.ports);
         }
         Some(all)
@@ -121,6 +133,8 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     lap("dumps merged, iblinkinfo read");
     let verification = verify::verify(&plan, &observation);
     lap("verified");
+    belonging::check_identified(&plan, &fabric, &verification, args.min_identified)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.plan.display()))?;
     let report = Report::new(&plan, &fabric, &verification);
     let text = match args.format {
         Format::Text => report.text(),

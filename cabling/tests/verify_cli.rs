@@ -49,7 +49,7 @@ cables: 368 ok, 1 degraded, 5 miswired, 1 missing, 0 down, 0 not yet verifiable;
 6 actions:
 
 R01
-  move cable SF-0185 from R01 U38 sw0-0-2 port 12 to port 2 [SF-0185 R01-U38-sw0-0-2-P2 to R01-U?-sfn010-P1]
+  move cable SF-0185 from R01 U38 sw0-0-2 port 12 to port 2 [SF-0185 R01-U38-sw0-0-2-P2 to R01-sfn010-P1]
   move cable SF-0093 from R01 U35 sw1-0-0 port 14 to port 10 [SF-0093 R04-U40-sw0-3-0-P7 to R01-U35-sw1-0-0-P10]
 
 R02
@@ -62,7 +62,7 @@ R04
   plug a cable SF-0169 between R04 U34 sw1-3-1 port 6 and R04 U32 sw1-3-3 port 5 [SF-0169 R04-U34-sw1-3-1-P6 to R04-U32-sw1-3-3-P5]
 
 R05
-  move cable SF-0195 from R05 U36 sw0-4-4 port 13 to R01 U36 sw0-0-4 port 4 [SF-0195 R01-U36-sw0-0-4-P4 to R01-U?-sfn020-P1]
+  move cable SF-0195 from R05 U36 sw0-4-4 port 13 to R01 U36 sw0-0-4 port 4 [SF-0195 R01-U36-sw0-0-4-P4 to R01-sfn020-P1]
 
 progress (cables verified / expected):
   R01  91/95
@@ -210,4 +210,99 @@ fn a_plan_without_extension_is_recognised_by_its_content() {
         dump.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// A refusal: exit 2, one line on stderr containing `reason`, nothing on stdout.
+fn assert_refused(out: &Output, reason: &str) {
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(out));
+    assert_eq!(stdout(out), "", "no action list");
+    let err = stderr(out);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains(reason), "{err}");
+}
+
+fn shared_fixture(name: &str) -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/fixtures/ibnetdiscover"
+    ))
+    .join(name)
+}
+
+#[test]
+fn a_plan_cut_inside_a_quoted_field_is_refused_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = cabling(&["plan", "slimfly", "--q", "5", "--format", "csv"]);
+    assert!(full.status.success());
+    let text = stdout(&full);
+    // Cut inside the quoted step name of the first cable (line 2).
+    let cut = text.find(",\"").unwrap() + 5;
+    assert_eq!(text[..cut].lines().count(), 2);
+    let plan = dir.path().join("plan.csv");
+    std::fs::write(&plan, &text[..cut]).unwrap();
+    let dump = fixture("clean.ibnetdiscover.topo");
+    let out = cabling(&[
+        "verify",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--ibnetdiscover",
+        dump.to_str().unwrap(),
+    ]);
+    assert_refused(
+        &out,
+        "plan.csv: line 2: a quoted field opens here and is never closed",
+    );
+}
+
+#[test]
+fn a_dump_of_another_site_is_refused_before_any_action() {
+    for other in [
+        "loginoff-infiniband_topology_fdr10-qdr-8sw_topo.txt",
+        "nvidia-topograph_ndr-dgx-superpod_example.out",
+    ] {
+        let dump = shared_fixture(other);
+        let plan = fixture("slimfly_q5_plan.csv");
+        let args = [
+            "verify",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--ibnetdiscover",
+            dump.to_str().unwrap(),
+        ];
+        let out = cabling(&args);
+        assert_refused(
+            &out,
+            "the plan and the fabric do not belong together: 0 of ",
+        );
+        // Binding by cabling alone, when asked for, gives the old punch list and exit 1.
+        let mut anyway = args.to_vec();
+        anyway.extend(["--min-identified", "0"]);
+        let out = cabling(&anyway);
+        assert_eq!(out.status.code(), Some(1), "{other}: {}", stderr(&out));
+        assert!(stdout(&out).contains("by cabling"), "{other}");
+    }
+}
+
+#[test]
+fn an_iblinkinfo_of_another_fabric_is_refused() {
+    let links = shared_fixture("ibsim-generated/baseline/iblinkinfo.txt");
+    let out = verify(
+        "clean.ibnetdiscover.topo",
+        &["--iblinkinfo", links.to_str().unwrap()],
+    );
+    assert_refused(
+        &out,
+        "iblinkinfo.txt: describes another fabric: 0 of its 13 nodes are in the ibnetdiscover dumps",
+    );
+}
+
+#[test]
+fn a_threshold_beyond_100_percent_is_a_usage_error() {
+    let out = verify("clean.ibnetdiscover.topo", &["--min-identified", "101"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--min-identified"),
+        "{}",
+        stderr(&out)
+    );
 }

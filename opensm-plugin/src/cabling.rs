@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use ibfabric::Fabric;
 use ibfabric::plan::{self, Plan};
+use ibfabric::verify::belonging::{self, DEFAULT_MIN_IDENTIFIED_PERCENT};
 use ibfabric::verify::report::Report;
 use ibfabric::verify::{self, Observation};
 
@@ -57,7 +58,8 @@ pub fn read_plan(path: &str) -> Result<Plan, String> {
 
 /// The log lines for `fabric` against `plan`: one summary line, then one line per action a
 /// technician would take (at most [`MAX_ACTIONS_LOGGED`]). The bool says whether the fabric
-/// is exactly as planned.
+/// is exactly as planned. A plan of another fabric (too few devices identified, see
+/// `ibfabric::verify::belonging`) gives one line saying so instead of an action list.
 pub fn differences(plan_path: &str, plan: &Plan, fabric: &Fabric) -> (bool, Vec<String>) {
     let observation = Observation {
         fabric,
@@ -65,6 +67,14 @@ pub fn differences(plan_path: &str, plan: &Plan, fabric: &Fabric) -> (bool, Vec<
         names: None,
     };
     let verification = verify::verify(plan, &observation);
+    if let Err(reason) =
+        belonging::check_identified(plan, fabric, &verification, DEFAULT_MIN_IDENTIFIED_PERCENT)
+    {
+        return (
+            false,
+            vec![format!("cabling plan {plan_path} not checked: {reason}")],
+        );
+    }
     let c = verification.counts();
     let clean = verification.is_clean();
     let mut lines = vec![format!(
@@ -122,6 +132,29 @@ mod tests {
         let again = cache.get(path).unwrap();
         assert_eq!(again.cables.len(), plan.cables.len() - 1);
         assert!(cache.get("/nonexistent/plan.yaml").is_err());
+    }
+
+    #[test]
+    fn a_plan_of_another_fabric_is_one_line_without_actions() {
+        // Generated fabrics number their GUIDs alike: the plan as a CSV list carries none, as
+        // a site's own list would not.
+        let generated = plan_for(&"slimfly:q=5".parse().unwrap(), &PlanOptions::default());
+        let csv = ibfabric::plan::csv::write(&generated.unwrap());
+        let plan = ibfabric::plan::csv::read(&csv, "plan").unwrap();
+        for other in ["mlfm:d=3", "lsft:n=3", "polarfly:q=7"] {
+            let spec: TopologySpec = other.parse().unwrap();
+            let fabric = plan_for(&spec, &PlanOptions::default())
+                .unwrap()
+                .to_fabric()
+                .unwrap();
+            let (clean, lines) = differences("plan.yaml", &plan, &fabric);
+            assert!(!clean, "{other}");
+            assert_eq!(lines.len(), 1, "{other}: {lines:?}");
+            assert!(
+                lines[0].starts_with("cabling plan plan.yaml not checked: the plan and the fabric do not belong together: 0 of "),
+                "{other}: {lines:?}"
+            );
+        }
     }
 
     #[test]

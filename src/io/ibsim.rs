@@ -12,7 +12,8 @@
 //! options on both ends, so the simulated link trains at exactly that rate. FDR10 is a vendor
 //! extension without an enable mask: its ports carry the rate as ibnetdiscover prints it
 //! (`# "" lid 0 4xFDR10`), which ibsim reads to enable FDR10, and `e=0` so no standard extended
-//! speed wins over it.
+//! speed wins over it. ibsim 0.10 refuses extended speeds above HDR, so NDR and XDR links are
+//! written at HDR (a comment in the file says so).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -25,10 +26,20 @@ const DEFAULT_RATE: (LinkWidth, LinkSpeed) = (LinkWidth::X4, LinkSpeed::Edr);
 /// Renders `fabric` as an ibsim net file.
 pub fn write_net(fabric: &Fabric) -> String {
     let ids: Vec<String> = fabric.nodes().iter().map(net_id).collect();
-    let default_rate = most_common_rate(fabric);
+    let default_rate = simulated(most_common_rate(fabric));
     let mut out = String::with_capacity(64 * (fabric.nodes().len() + 2 * fabric.links().len()));
     let _ = writeln!(out, "# ibsim net file for {}", fabric.name);
     let _ = writeln!(out, "# {}", fabric.summary());
+    if fabric
+        .links()
+        .iter()
+        .any(|l| l.speed.is_some_and(|s| s > FASTEST_SIMULATED))
+    {
+        let _ = writeln!(
+            out,
+            "# links faster than {FASTEST_SIMULATED} run at {FASTEST_SIMULATED}, the fastest speed ibsim 0.10 knows"
+        );
+    }
     let (width_mask, speed_mask, ext_mask) = enable_masks(default_rate);
     let _ = writeln!(
         out,
@@ -69,10 +80,10 @@ pub fn write_net(fabric: &Fabric) -> String {
                 peer.port
             );
             let link = fabric.link(node.ports[usize::from(port)].link.expect("cabled port"));
-            let rate = (
+            let rate = simulated((
                 link.width.unwrap_or(default_rate.0),
                 link.speed.unwrap_or(default_rate.1),
-            );
+            ));
             if rate.1 == LinkSpeed::Fdr10 {
                 let _ = write!(out, "\te=0\t\t# \"\" lid 0 {}FDR10", rate.0);
             } else if rate != default_rate {
@@ -118,6 +129,14 @@ fn most_common_rate(fabric: &Fabric) -> (LinkWidth, LinkSpeed) {
 /// PortInfo enable masks (LinkWidthEnabled, LinkSpeedEnabled, LinkSpeedExtEnabled) under which a
 /// link trains at exactly `rate`: the width's own bit, every base speed up to the speed, every
 /// extended speed up to it.
+/// The fastest link speed ibsim 0.10 accepts (its extended speed masks stop at HDR).
+const FASTEST_SIMULATED: LinkSpeed = LinkSpeed::Hdr;
+
+/// The rate a link trains at in the simulator: NDR and XDR links at HDR.
+fn simulated((width, speed): (LinkWidth, LinkSpeed)) -> (LinkWidth, LinkSpeed) {
+    (width, speed.min(FASTEST_SIMULATED))
+}
+
 fn enable_masks((width, speed): (LinkWidth, LinkSpeed)) -> (u32, u32, u32) {
     let (base, ext) = speed.portinfo_bits();
     let base_mask = if base == 0 { 7 } else { (base << 1) - 1 };

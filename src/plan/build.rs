@@ -16,9 +16,12 @@
 //! Within a step cables go by rack (pair), then from the top of the rack down, then by port.
 //! A cable's A end is the end wired first: the lower rack, then the higher unit, then the switch.
 
-use super::{Cable, CableEnd, Device, DeviceKind, LengthModel, Plan, PlanError, Rack};
+use super::{
+    Cable, CableEnd, Device, DeviceKind, LengthModel, Plan, PlanError, Rack, SwitchLayout,
+    SwitchModel,
+};
 use crate::topology::slimfly::SlimFly;
-use crate::topology::{Fabric, NodeKind, TopologyError, TopologySpec};
+use crate::topology::{Fabric, NodeKind, NodeSpec, PortRef, TopologyError, TopologySpec};
 
 /// Layout choices for a generated plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +34,9 @@ pub struct PlanOptions {
     pub lengths: LengthModel,
     /// Cable id prefix; `None` uses the construction's (`SF`, `MLFM`, `LSFT`, `PF`, `FT`).
     pub cable_prefix: Option<String>,
+    /// The real switches the construction's switches are placed on; `None` keeps the
+    /// construction's port counts (see [`on_switches`]).
+    pub switches: Option<SwitchLayout>,
 }
 
 impl Default for PlanOptions {
@@ -40,6 +46,7 @@ impl Default for PlanOptions {
             hosts_per_u: None,
             lengths: LengthModel::default(),
             cable_prefix: None,
+            switches: None,
         }
     }
 }
@@ -69,7 +76,10 @@ struct Placement {
 /// Impossible topology parameters, or racks too small for their devices.
 pub fn plan_for(spec: &TopologySpec, options: &PlanOptions) -> Result<Plan, BuildError> {
     let construction = spec.construction()?;
-    let fabric = construction.build();
+    let mut fabric = construction.build();
+    if let Some(layout) = &options.switches {
+        fabric = on_switches(&fabric, layout)?;
+    }
     let (prefix, placements) = match spec {
         &TopologySpec::SlimFly { q, p } => {
             ("SF", slimfly_placements(&SlimFly::new(q, p)?, &fabric))
@@ -86,7 +96,83 @@ pub fn plan_for(spec: &TopologySpec, options: &PlanOptions) -> Result<Plan, Buil
         .cable_prefix
         .clone()
         .unwrap_or_else(|| prefix.to_string());
-    Ok(plan_from_fabric(&fabric, &placements, &prefix, options)?)
+    let mut plan = plan_from_fabric(&fabric, &placements, &prefix, options)?;
+    if let Some(model) = options.switches.as_ref().and_then(|l| l.model.as_ref()) {
+        for d in &mut plan.devices {
+            if d.kind == DeviceKind::Switch {
+                d.model = Some(model.clone());
+            }
+        }
+    }
+    Ok(plan)
+}
+
+/// The fabric with every switch on a `layout.ports`-port switch: on each switch the ports
+/// cabled to hosts become ports 1, 2, … in their order, the ports cabled to switches the ports
+/// right after them in their order, and the rest are spare. With a catalogue model the
+/// switches describe themselves as that model (`MF0;sw0-0-0:MSB7800/U1`) and every link runs
+/// at its speed.
+///
+/// # Errors
+/// A switch with more cables than the layout has ports.
+pub fn on_switches(fabric: &Fabric, layout: &SwitchLayout) -> Result<Fabric, PlanError> {
+    let mut real = Fabric::new(fabric.name.clone());
+    let mut port_maps: Vec<Vec<u8>> = Vec::with_capacity(fabric.nodes().len());
+    for (i, node) in fabric.nodes().iter().enumerate() {
+        let id = crate::topology::NodeId(i as u32);
+        let mut map: Vec<u8> = (0..=node.num_ports()).collect();
+        let mut num_ports = node.num_ports();
+        let mut description = node.description.clone();
+        if node.is_switch() {
+            let mut cabled: Vec<(bool, u8)> = fabric
+                .neighbours(id)
+                .map(|(port, peer)| (fabric.node(peer.node).is_switch(), port))
+                .collect();
+            cabled.sort();
+            if cabled.len() > usize::from(layout.ports) {
+                let what = layout
+                    .model
+                    .as_ref()
+                    .map_or("the switches".to_string(), |m| m.name.clone());
+                return Err(PlanError::DoesNotFit(format!(
+                    "switch {} needs {} ports but {what} have {}",
+                    node.name,
+                    cabled.len(),
+                    layout.ports
+                )));
+            }
+            for (k, &(_, port)) in cabled.iter().enumerate() {
+                map[usize::from(port)] = k as u8 + 1;
+            }
+            num_ports = layout.ports;
+            if let Some(model) = &layout.model {
+                description = format!("MF0;{}:{}/U1", node.name, model.description_model);
+            }
+        }
+        let spec = NodeSpec {
+            kind: node.kind,
+            name: node.name.clone(),
+            description,
+            guid: node.guid,
+            num_ports,
+            rack: node.rack,
+        };
+        let new = real.add_node(spec).map_err(PlanError::from)?;
+        let copy = real.node_mut(new);
+        (copy.system_guid, copy.vendor_id, copy.device_id) =
+            (node.system_guid, node.vendor_id, node.device_id);
+        port_maps.push(map);
+    }
+    let speed = layout.model.as_ref().map(SwitchModel::link_speed);
+    for link in fabric.links() {
+        let end = |e: PortRef| PortRef {
+            node: e.node,
+            port: port_maps[e.node.index()][usize::from(e.port)],
+        };
+        real.connect(end(link.a), end(link.b), link.width, speed.or(link.speed))
+            .map_err(PlanError::from)?;
+    }
+    Ok(real)
 }
 
 /// Slim Fly switches: rack a, group (s, a), subgroup 1 at the bottom (switch index i has the
@@ -159,6 +245,7 @@ fn plan_from_fabric(
             ports: n.num_ports(),
             guid: Some(n.guid),
             description: Some(n.description.clone()),
+            model: None,
         })
         .collect();
     place_devices(fabric, placements, &racks, &mut devices, options)?;
@@ -461,6 +548,110 @@ mod tests {
                 "{text}: steps in order"
             );
         }
+    }
+
+    #[test]
+    fn on_real_switches_hosts_come_first_then_the_network_then_spare_ports() {
+        for spec in [
+            "slimfly:q=5",
+            "slimfly:q=7",
+            "mlfm:d=3",
+            "lsft:n=3",
+            "polarfly:q=7",
+        ] {
+            let spec: TopologySpec = spec.parse().unwrap();
+            let abstract_plan = plan_for(&spec, &PlanOptions::default()).unwrap();
+            for model in SwitchModel::catalogue() {
+                let options = PlanOptions {
+                    switches: Some(SwitchLayout {
+                        ports: model.ports,
+                        model: Some(model.clone()),
+                    }),
+                    ..PlanOptions::default()
+                };
+                let plan = plan_for(&spec, &options).unwrap();
+                let pairs = |p: &Plan| {
+                    let mut v: Vec<(String, String)> = p
+                        .cables
+                        .iter()
+                        .map(|c| {
+                            let (a, b) = (&p.devices[c.a.device].name, &p.devices[c.b.device].name);
+                            (a.min(b).clone(), a.max(b).clone())
+                        })
+                        .collect();
+                    v.sort();
+                    v
+                };
+                assert_eq!(
+                    pairs(&plan),
+                    pairs(&abstract_plan),
+                    "{spec} {}: same cables",
+                    model.name
+                );
+                for (d, device) in plan.devices.iter().enumerate() {
+                    if device.kind != DeviceKind::Switch {
+                        continue;
+                    }
+                    assert_eq!(device.ports, model.ports);
+                    assert_eq!(device.model.as_ref(), Some(&model));
+                    let peer_is_host = |port: u8| {
+                        plan.cables.iter().find_map(|c| {
+                            let far = if c.a == (CableEnd { device: d, port }) {
+                                c.b
+                            } else if c.b == (CableEnd { device: d, port }) {
+                                c.a
+                            } else {
+                                return None;
+                            };
+                            Some(plan.devices[far.device].kind == DeviceKind::Host)
+                        })
+                    };
+                    let layout: Vec<Option<bool>> = (1..=model.ports).map(peer_is_host).collect();
+                    let hosts = layout.iter().take_while(|&&p| p == Some(true)).count();
+                    let network = layout[hosts..]
+                        .iter()
+                        .take_while(|&&p| p == Some(false))
+                        .count();
+                    assert!(
+                        layout[hosts + network..].iter().all(Option::is_none),
+                        "{spec} {} {}: {layout:?}",
+                        model.name,
+                        device.name
+                    );
+                    assert_eq!(
+                        plan.spare_ports(d).len(),
+                        usize::from(model.ports) - hosts - network
+                    );
+                    assert_eq!(
+                        device.description.as_deref(),
+                        Some(
+                            format!("MF0;{}:{}/U1", device.name, model.description_model).as_str()
+                        )
+                    );
+                }
+                let rate = format!("4x{}", model.speed);
+                assert!(
+                    plan.cables
+                        .iter()
+                        .all(|c| c.rate.as_deref() == Some(rate.as_str()))
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_switch_with_more_cables_than_ports_is_refused() {
+        let options = PlanOptions {
+            switches: Some(SwitchLayout {
+                ports: 8,
+                model: None,
+            }),
+            ..PlanOptions::default()
+        };
+        let err = plan_for(&"slimfly:q=5".parse().unwrap(), &options)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "switch sw0-0-0 needs 11 ports but the switches have 8");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::document::{RawCable, assemble};
-use super::{CableKind, Device, DeviceKind, Plan, PlanError, Rack};
+use super::{CableKind, Device, DeviceKind, Plan, PlanError, Rack, SwitchModel};
 use crate::topology::FabricError;
 
 /// The columns written, in order. The first ten are the columns of common cable lists
@@ -38,14 +38,24 @@ pub const COLUMNS: [&str; 19] = [
     "b_kind",
 ];
 
-/// Renders the plan as CSV, one row per cable in wiring order.
+/// The columns added when a device of the plan has a switch model: the model of each end and
+/// the faceplate label of each port (empty where it is the port number).
+pub const MODEL_COLUMNS: [&str; 4] = ["a_model", "b_model", "a_port_label", "b_port_label"];
+
+/// Renders the plan as CSV, one row per cable in wiring order; with [`MODEL_COLUMNS`] after
+/// [`COLUMNS`] when the plan names switch models.
 pub fn write(plan: &Plan) -> String {
     let mut out = ::csv::Writer::from_writer(Vec::new());
-    out.write_record(COLUMNS).expect("writing to memory");
+    let models = plan.devices.iter().any(|d| d.model.is_some());
+    let mut header: Vec<&str> = COLUMNS.to_vec();
+    if models {
+        header.extend(MODEL_COLUMNS);
+    }
+    out.write_record(&header).expect("writing to memory");
     let opt = |v: Option<u32>| v.map_or(String::new(), |v| v.to_string());
     for c in &plan.cables {
         let (a, b) = (&plan.devices[c.a.device], &plan.devices[c.b.device]);
-        let record = [
+        let mut record = vec![
             c.id.clone(),
             plan.racks[a.rack].name.clone(),
             opt(a.u),
@@ -66,6 +76,15 @@ pub fn write(plan: &Plan) -> String {
             a.kind.to_string(),
             b.kind.to_string(),
         ];
+        if models {
+            let model = |d: &Device| d.model.as_ref().map_or(String::new(), |m| m.name.clone());
+            record.extend([
+                model(a),
+                model(b),
+                plan.port_label(c.a).unwrap_or_default(),
+                plan.port_label(c.b).unwrap_or_default(),
+            ]);
+        }
         out.write_record(&record).expect("writing to memory");
     }
     String::from_utf8(out.into_inner().expect("flushing to memory")).expect("UTF-8 fields")
@@ -103,6 +122,7 @@ struct RowEnd {
     device: String,
     port: u8,
     kind: Option<DeviceKind>,
+    model: Option<SwitchModel>,
 }
 
 /// Reads a CSV cable list into a plan called `name`.
@@ -111,6 +131,13 @@ struct RowEnd {
 /// A missing required column, a field that is not what its column holds (with the line), or an
 /// inconsistent plan (a device in two racks, two cables on one port, ...).
 pub fn read(text: &str, name: &str) -> Result<Plan, CsvError> {
+    if let Some(line) = unclosed_quote(text) {
+        return Err(CsvError {
+            line,
+            message: "a quoted field opens here and is never closed: the file looks cut short"
+                .into(),
+        });
+    }
     let mut reader = ::csv::ReaderBuilder::new()
         .trim(::csv::Trim::All)
         .flexible(true)
@@ -136,12 +163,25 @@ pub fn read(text: &str, name: &str) -> Result<Plan, CsvError> {
         }
     }
     let mut rows: Vec<Row> = Vec::new();
-    for record in reader.records() {
+    let mut records = reader.records().peekable();
+    while let Some(record) = records.next() {
         let record = record.map_err(|e| CsvError {
             line: e.position().map_or(0, |p| p.line()),
             message: e.to_string(),
         })?;
         let line = record.position().map_or(0, |p| p.line());
+        let last = records.peek().is_none();
+        if last && record.len() < header.len() && !text.ends_with('\n') {
+            return Err(CsvError {
+                line,
+                message: format!(
+                    "the last row has {} of the header's {} fields and no line end: the file \
+                     looks cut short",
+                    record.len(),
+                    header.len()
+                ),
+            });
+        }
         if record.iter().all(str::is_empty) {
             continue;
         }
@@ -168,12 +208,26 @@ pub fn read(text: &str, name: &str) -> Result<Plan, CsvError> {
         let end = |side: &str| -> Result<RowEnd, CsvError> {
             let device = field(&format!("{side}_device"))
                 .ok_or_else(|| fail(format!("{side}_device is empty")))?;
+            let model = field(&format!("{side}_model"))
+                .map(|m| SwitchModel::by_name(m).map_err(|e| fail(format!("{side}_model: {e}"))))
+                .transpose()?;
             let port_text = field(&format!("{side}_port")).unwrap_or("");
-            let port: u8 = port_text.parse().ok().filter(|&p| p > 0).ok_or_else(|| {
-                fail(format!(
-                    "{side}_port {port_text:?} is not a port number (1..=255)"
-                ))
-            })?;
+            let port = match &model {
+                Some(m) => m.port_from_label(port_text).ok_or_else(|| {
+                    fail(format!(
+                        "{side}_port {port_text:?} is not a port of a {} (1..={}{})",
+                        m.name,
+                        m.ports,
+                        m.port_label(m.ports)
+                            .map_or(String::new(), |l| format!(" or 1/1..={l}"))
+                    ))
+                })?,
+                None => port_text.parse().ok().filter(|&p| p > 0).ok_or_else(|| {
+                    fail(format!(
+                        "{side}_port {port_text:?} is not a port number (1..=255)"
+                    ))
+                })?,
+            };
             let kind = match field(&format!("{side}_kind")) {
                 None => None,
                 Some(k) if k.eq_ignore_ascii_case("switch") => Some(DeviceKind::Switch),
@@ -187,6 +241,7 @@ pub fn read(text: &str, name: &str) -> Result<Plan, CsvError> {
                 device: device.to_string(),
                 port,
                 kind,
+                model,
             })
         };
         let (a, b) = (end("a")?, end("b")?);
@@ -224,6 +279,30 @@ pub fn read(text: &str, name: &str) -> Result<Plan, CsvError> {
     assemble_rows(rows, name)
 }
 
+/// The line where a quoted field opens that the text never closes (RFC 4180: a quote opens a
+/// field only at its start, and `""` inside it is a quote), which the CSV reader would take
+/// for a field running to the end of the file.
+fn unclosed_quote(text: &str) -> Option<u64> {
+    let (mut line, mut opened) = (1, None);
+    let mut at_field_start = true;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (opened, c) {
+            (Some(_), '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+            }
+            (Some(_), '"') => opened = None,
+            (None, '"') if at_field_start => opened = Some(line),
+            _ => {}
+        }
+        if c == '\n' {
+            line += 1;
+        }
+        at_field_start = opened.is_none() && matches!(c, ',' | '\n' | '\r');
+    }
+    opened
+}
+
 fn assemble_rows(rows: Vec<Row>, name: &str) -> Result<Plan, CsvError> {
     // Devices: rack, U, slot and kind from their rows (they must agree), ports up to the highest used.
     struct Seen {
@@ -231,6 +310,7 @@ fn assemble_rows(rows: Vec<Row>, name: &str) -> Result<Plan, CsvError> {
         u: Option<u32>,
         slot: Option<u32>,
         kind: Option<DeviceKind>,
+        model: Option<SwitchModel>,
         max_port: u8,
         cables: usize,
         ports: Vec<u8>,
@@ -249,6 +329,7 @@ fn assemble_rows(rows: Vec<Row>, name: &str) -> Result<Plan, CsvError> {
                     u: None,
                     slot: None,
                     kind: None,
+                    model: None,
                     max_port: 0,
                     cables: 0,
                     ports: Vec::new(),
@@ -268,6 +349,18 @@ fn assemble_rows(rows: Vec<Row>, name: &str) -> Result<Plan, CsvError> {
             entry.u = entry.u.or(end.u);
             entry.slot = entry.slot.or(end.slot);
             entry.kind = entry.kind.or(end.kind);
+            if let (Some(had), Some(model)) = (&entry.model, &end.model)
+                && had != model
+            {
+                return Err(CsvError {
+                    line: *line,
+                    message: format!(
+                        "{} is a {} here but a {} at line {}",
+                        end.device, model.name, had.name, entry.first_line
+                    ),
+                });
+            }
+            entry.model = entry.model.take().or_else(|| end.model.clone());
             entry.max_port = entry.max_port.max(end.port);
             entry.cables += 1;
             entry.ports.push(end.port);
@@ -299,7 +392,7 @@ fn assemble_rows(rows: Vec<Row>, name: &str) -> Result<Plan, CsvError> {
             let looks_like_host = s.cables <= 2
                 && s.ports.iter().all(|&p| p <= 2)
                 && s.peers.iter().all(|p| cables_of[p.as_str()] >= 3);
-            let kind = s.kind.unwrap_or(if looks_like_host {
+            let kind = s.kind.unwrap_or(if looks_like_host && s.model.is_none() {
                 DeviceKind::Host
             } else {
                 DeviceKind::Switch
@@ -310,9 +403,10 @@ fn assemble_rows(rows: Vec<Row>, name: &str) -> Result<Plan, CsvError> {
                 rack: rack_index[s.rack.as_str()],
                 u: s.u,
                 slot: s.slot,
-                ports: s.max_port,
+                ports: s.model.as_ref().map_or(0, |m| m.ports).max(s.max_port),
                 guid: None,
                 description: None,
+                model: s.model.clone(),
             }
         })
         .collect();
@@ -403,6 +497,7 @@ fn natural_key(text: &str) -> Vec<(String, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::CableEnd;
     use crate::plan::build::{PlanOptions, plan_for};
     use crate::plan::document::PlanDocument;
 
@@ -464,6 +559,97 @@ mod tests {
             .filter(|c| c.kind == CableKind::Optical)
             .count();
         assert_eq!(inter, 100, "inter-rack rows are optical");
+    }
+
+    #[test]
+    fn a_file_cut_inside_a_quoted_field_is_an_error_naming_the_line() {
+        let plan = plan_for(&"slimfly:q=5".parse().unwrap(), &PlanOptions::default()).unwrap();
+        let text = write(&plan);
+        for row in 2..6 {
+            let start: usize = text.lines().take(row - 1).map(|l| l.len() + 1).sum();
+            let line = text.lines().nth(row - 1).unwrap();
+            let quote = start + line.find(",\"").unwrap() + 2;
+            let err = read(&text[..quote + 3], "cut").unwrap_err();
+            assert_eq!(err.line, row as u64, "{err}");
+            assert!(err.message.contains("never closed"), "{err}");
+        }
+    }
+
+    #[test]
+    fn every_cut_of_a_written_list_is_an_error_or_its_complete_rows() {
+        let plan = plan_for(&"mlfm:d=3".parse().unwrap(), &PlanOptions::default()).unwrap();
+        let text = write(&plan);
+        let ends = |p: &Plan| {
+            p.cables
+                .iter()
+                .map(|c| {
+                    let end = |e: CableEnd| (p.devices[e.device].name.clone(), e.port);
+                    (c.id.clone(), end(c.a), end(c.b))
+                })
+                .collect::<Vec<_>>()
+        };
+        let full = ends(&plan);
+        let first_rows: usize = text.lines().take(5).map(|l| l.len() + 1).sum();
+        for cut in (0..=first_rows).filter(|&i| text.is_char_boundary(i)) {
+            let prefix = &text[..cut];
+            let Ok(back) = read(prefix, "cut") else {
+                continue;
+            };
+            // Read without error: every row after the header is a whole cable of the plan.
+            let got = ends(&back);
+            assert_eq!(
+                got.len(),
+                prefix.lines().count() - 1,
+                "cut at {cut}: {prefix:?}"
+            );
+            assert_eq!(got, full[..got.len()], "cut at {cut}: {prefix:?}");
+        }
+    }
+
+    #[test]
+    fn switch_models_and_cage_labels_read_back() {
+        let model = SwitchModel::by_name("qm9700").unwrap();
+        let options = PlanOptions {
+            switches: Some(crate::plan::SwitchLayout {
+                ports: model.ports,
+                model: Some(model.clone()),
+            }),
+            ..PlanOptions::default()
+        };
+        let plan = plan_for(&"slimfly:q=5".parse().unwrap(), &options).unwrap();
+        let text = write(&plan);
+        assert!(
+            text.lines()
+                .next()
+                .unwrap()
+                .ends_with(&MODEL_COLUMNS.join(","))
+        );
+        let back = read(&text, &plan.name).unwrap();
+        for d in &back.devices {
+            let switch = d.kind == DeviceKind::Switch;
+            assert_eq!(d.model.is_some(), switch, "{}", d.name);
+            if switch {
+                assert_eq!(d.ports, 64, "{}", d.name);
+            }
+        }
+        let labels = |p: &Plan| p.cables.iter().map(|c| p.label(c)).collect::<Vec<_>>();
+        assert_eq!(labels(&back), labels(&plan));
+
+        // A port given by its faceplate label.
+        let header = "a_device,a_port,a_model,b_device,b_port,b_model\n";
+        let plan = read(&format!("{header}s1,17/2,qm9700,s2,1/1,qm9700\n"), "t").unwrap();
+        assert_eq!((plan.cables[0].a.port, plan.cables[0].b.port), (34, 1));
+        let err = read(&format!("{header}s1,33/1,qm9700,s2,1,qm9700\n"), "t")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "line 2: a_port \"33/1\" is not a port of a qm9700 (1..=64 or 1/1..=32/2)"
+        );
+        let err = read(&format!("{header}s1,1,qm9700,s1,2,msb7800\n"), "t")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "line 2: s1 is a msb7800 here but a qm9700 at line 2");
     }
 
     #[test]

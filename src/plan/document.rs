@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Cable, CableEnd, CableKind, Device, DeviceKind, Plan, PlanError, Rack};
+use super::{Cable, CableEnd, CableKind, Device, DeviceKind, Plan, PlanError, Rack, SwitchModel};
 use crate::topology::BadGuid;
 
 /// A whole plan.
@@ -59,6 +59,9 @@ pub struct DeviceEntry {
     /// Expected NodeDescription, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Catalogue switch model (`qm9700`), when the plan names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// Device kind in documents.
@@ -130,6 +133,7 @@ impl PlanDocument {
                     ports: d.ports,
                     guid: d.guid.map(|g| g.to_string()),
                     description: d.description.clone(),
+                    model: d.model.as_ref().map(|m| m.name.clone()),
                 })
                 .collect(),
             cables: plan
@@ -193,6 +197,12 @@ impl PlanDocument {
                 ports: d.ports,
                 guid,
                 description: d.description.clone(),
+                model: d
+                    .model
+                    .as_deref()
+                    .map(SwitchModel::by_name)
+                    .transpose()
+                    .map_err(|e| PlanError::Invalid(format!("device {}: {e}", d.name)))?,
             });
         }
         let racks = self

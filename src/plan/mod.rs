@@ -8,7 +8,9 @@
 pub mod build;
 pub mod csv;
 pub mod document;
+pub mod labels;
 mod length;
+pub mod model;
 pub mod text;
 
 use std::collections::HashMap;
@@ -16,7 +18,8 @@ use std::fmt;
 
 use crate::topology::{Fabric, FabricError, Guid, NodeKind, NodeSpec, PortRef};
 
-pub use length::{CableKind, LengthModel};
+pub use length::{CableKind, LengthModel, RoomLayout, purchase_list};
+pub use model::{SwitchLayout, SwitchModel};
 
 /// A rack in the machine room.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +58,8 @@ pub struct Device {
     pub guid: Option<Guid>,
     /// NodeDescription the device is expected to report, when known.
     pub description: Option<String>,
+    /// The catalogue switch model, when the plan names one (faceplate labels).
+    pub model: Option<SwitchModel>,
 }
 
 /// One end of a cable.
@@ -163,38 +168,95 @@ impl Plan {
             .collect()
     }
 
-    /// Where an end is, for sheets and messages: `R01 U40 sw0-0-0 port 5`.
+    /// Where an end is, for sheets and messages: `R01 U40 sw0-0-0 port 5`, with the faceplate
+    /// label after the port number where it differs (`port 34 (17/2)`).
     pub fn end_text(&self, end: CableEnd) -> String {
-        let d = &self.devices[end.device];
         format!(
-            "{} {} {} port {}",
-            self.racks[d.rack].name,
-            self.position_text(d),
-            d.name,
-            end.port
+            "{} port {}",
+            self.device_place(&self.devices[end.device]),
+            self.port_text(end)
         )
     }
 
-    /// `U40`, `U17.2` (slot 2 of a shared U), or `U?` when unplaced.
+    /// Rack, U and name of a device: `R01 U40 sw0-0-0`, or `R01 sfn010 (no U in the plan)`
+    /// when the plan does not place it (a cable list without U columns).
+    pub fn device_place(&self, d: &Device) -> String {
+        let rack = &self.racks[d.rack].name;
+        match d.u {
+            Some(_) => format!("{rack} {} {}", self.position_text(d), d.name),
+            None => format!("{rack} {} (no U in the plan)", d.name),
+        }
+    }
+
+    /// The faceplate label of an end's port (`17/2`) when its switch model has one.
+    pub fn port_label(&self, end: CableEnd) -> Option<String> {
+        self.devices[end.device]
+            .model
+            .as_ref()
+            .and_then(|m| m.port_label(end.port))
+    }
+
+    /// The port number, and the faceplate label after it where it differs: `34 (17/2)`.
+    pub fn port_text(&self, end: CableEnd) -> String {
+        match self.port_label(end) {
+            Some(label) => format!("{} ({label})", end.port),
+            None => end.port.to_string(),
+        }
+    }
+
+    /// The ports of a device that no planned cable uses, in order.
+    pub fn spare_ports(&self, device: usize) -> Vec<u8> {
+        let mut used = vec![false; usize::from(self.devices[device].ports) + 1];
+        for c in &self.cables {
+            for end in [c.a, c.b] {
+                if end.device == device
+                    && let Some(u) = used.get_mut(usize::from(end.port))
+                {
+                    *u = true;
+                }
+            }
+        }
+        (1..=self.devices[device].ports)
+            .filter(|&p| !used[usize::from(p)])
+            .collect()
+    }
+
+    /// `U40`, `U17.2` (slot 2 of a shared U), or `no U` when the plan does not place it.
     pub fn position_text(&self, device: &Device) -> String {
         match (device.u, device.slot) {
             (Some(u), Some(slot)) => format!("U{u:02}.{slot}"),
             (Some(u), None) => format!("U{u:02}"),
-            _ => "U?".into(),
+            _ => "no U".into(),
         }
     }
 
+    /// A device's place on a label: `R01-U40-sw0-0-0`, or `R01-sfn010` without a U.
+    pub fn label_place(&self, d: &Device) -> String {
+        let rack = &self.racks[d.rack].name;
+        match d.u {
+            Some(_) => format!("{rack}-{}-{}", self.position_text(d), d.name),
+            None => format!("{rack}-{}", d.name),
+        }
+    }
+
+    /// The devices the plan gives no U position, by name.
+    pub fn unplaced_devices(&self) -> Vec<&str> {
+        self.devices
+            .iter()
+            .filter(|d| d.u.is_none())
+            .map(|d| d.name.as_str())
+            .collect()
+    }
+
     /// The label printed on both ends of a cable:
-    /// `SF-0001 R01-U40-sw0-0-0-P5 to R01-U36-sw0-0-4-P6`.
+    /// `SF-0001 R01-U40-sw0-0-0-P5 to R01-U36-sw0-0-4-P6`; a port is its faceplate label where
+    /// the switch model has one (`P17/2`), as the technician reads it off the switch.
     pub fn label(&self, cable: &Cable) -> String {
         let end = |e: CableEnd| {
-            let d = &self.devices[e.device];
             format!(
-                "{}-{}-{}-P{}",
-                self.racks[d.rack].name,
-                self.position_text(d),
-                d.name,
-                e.port
+                "{}-P{}",
+                self.label_place(&self.devices[e.device]),
+                self.port_label(e).unwrap_or_else(|| e.port.to_string())
             )
         };
         format!("{} {} to {}", cable.id, end(cable.a), end(cable.b))

@@ -18,7 +18,10 @@
 //!    yet verifiable — and the observed cables that are not in the plan.
 //! 4. [`actions`]: findings combined into the fewest moves (swaps, chains, rotations), plugs,
 //!    removals and reseats.
-//! 5. [`report`]: text for technicians (grouped by rack, U and port), CSV and JSON punch lists.
+//! 5. [`belonging`]: refuses a plan and a fabric that do not belong together (too few devices
+//!    identified by name, GUID or description; an `iblinkinfo` of other nodes) before any
+//!    action is shown.
+//! 6. [`report`]: text for technicians (grouped by rack, U and port), CSV and JSON punch lists.
 //!
 //! [`wiring`] rewires a plan's cables by hand, to build faulty fabrics for tests and benchmarks.
 //!
@@ -26,6 +29,7 @@
 //! links inside a director chassis are not cables and are ignored.
 
 pub mod actions;
+pub mod belonging;
 pub mod binding;
 pub mod findings;
 pub mod merge;

@@ -70,13 +70,7 @@ impl<'a> Report<'a> {
 
     /// The device part of a place: `R03 U38 sw0-2-2`.
     fn device_text(&self, device: usize) -> String {
-        let d = &self.plan.devices[device];
-        format!(
-            "{} {} {}",
-            self.plan.racks[d.rack].name,
-            self.plan.position_text(d),
-            d.name
-        )
+        self.plan.device_place(&self.plan.devices[device])
     }
 
     fn label(&self, cable: usize) -> String {
@@ -95,7 +89,9 @@ impl<'a> Report<'a> {
     /// `to port 7` on the same device, else the whole place.
     fn target(&self, m: &MoveStep) -> String {
         match m.from {
-            Place::Device(e) if e.device == m.to.device => format!("port {}", m.to.port),
+            Place::Device(e) if e.device == m.to.device => {
+                format!("port {}", self.plan.port_text(m.to))
+            }
             _ => self.plan.end_text(m.to),
         }
     }
@@ -124,8 +120,8 @@ impl<'a> Report<'a> {
                     (Place::Device(a), Place::Device(b)) if a.device == b.device => format!(
                         "swap the cables in {} ports {} and {}",
                         self.device_text(a.device),
-                        a.port,
-                        b.port
+                        self.plan.port_text(a),
+                        self.plan.port_text(b)
                     ),
                     (a, b) => format!("swap the cables in {} and {}", self.place(a), self.place(b)),
                 };
@@ -135,8 +131,8 @@ impl<'a> Report<'a> {
                             text,
                             " (both run to {} ports {} and {}: swapped between the same two devices)",
                             self.device_text(a.device),
-                            a.port.min(b.port),
-                            a.port.max(b.port)
+                            self.plan.port_text(a.min(b)),
+                            self.plan.port_text(a.max(b))
                         );
                     }
                 }
@@ -504,10 +500,10 @@ impl<'a> Report<'a> {
                 let d = &self.plan.devices[e.device];
                 (
                     self.plan.racks[d.rack].name.clone(),
-                    self.plan
-                        .position_text(d)
-                        .trim_start_matches('U')
-                        .replace('?', ""),
+                    match d.u {
+                        Some(_) => self.plan.position_text(d).trim_start_matches('U').into(),
+                        None => String::new(),
+                    },
                     d.name.clone(),
                     e.port.to_string(),
                 )

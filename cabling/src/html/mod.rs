@@ -96,6 +96,7 @@ table.rk { break-before: page; }
 table.rk td:nth-child(5), table.rk td:nth-child(10), table.rk td:nth-child(12), table.rk td:nth-child(13),
 table.pr td:nth-child(5), table.pr td:nth-child(8), table.pr td:nth-child(10), table.pr td:nth-child(11) { text-align: right; font-variant-numeric: tabular-nums; }
 table.rk td:nth-child(6) { text-align: center; }
+table.rk td.lb { font-size: 7pt; }
 table.rk tr.f td { border-top: 0.5mm solid #000; }
 table.rk tr.m td:nth-child(3), table.rk tr.m td:nth-child(4) { color: #777; }
 table.narrow { width: auto; min-width: 100mm; }
@@ -409,7 +410,10 @@ fn summary_sheet(out: &mut String, ctx: &Context) {
             plan.racks[d.rack].name.clone(),
             plan.position_text(d),
             d.name.clone(),
-            format!("P{}", c.a.port),
+            format!(
+                "P{}",
+                plan.port_label(c.a).unwrap_or_else(|| c.a.port.to_string())
+            ),
         )
     });
     let (id, rack, u, device, port) = example.unwrap_or_else(|| {
@@ -430,7 +434,7 @@ fn summary_sheet(out: &mut String, ctx: &Context) {
          <tr><td>{}</td><td>rack unit: the lowest unit the device occupies (U01 at the bottom); \
          U17.2 is slot 2 of a multi-node chassis in U17, slots counted left to right</td></tr>\n\
          <tr><td>{}</td><td>device name (switch or host)</td></tr>\n\
-         <tr><td>{}</td><td>port number</td></tr>\n\
+         <tr><td>{}</td><td>{}</td></tr>\n\
          <tr><td>A to B</td><td>the end named first (A) is wired first; on the rack sheets, \
          “End” tells which end of the cable a row is. Tick the box when the cable is in place \
          and both ends are labelled.</td></tr>\n\
@@ -439,7 +443,18 @@ fn summary_sheet(out: &mut String, ctx: &Context) {
         Esc(&rack),
         Esc(&u),
         Esc(&device),
-        Esc(&port)
+        Esc(&port),
+        if plan
+            .devices
+            .iter()
+            .any(|d| { d.model.as_ref().is_some_and(|m| m.ports_per_cage > 1) })
+        {
+            "port: its faceplate label, cage/split on switches with twin-port cages (17/2 is \
+             the second port of cage 17, InfiniBand port 34); the sheets give the port number \
+             that ibnetdiscover reports first and the faceplate label after it"
+        } else {
+            "port number"
+        }
     );
 
     // Index of the other sheets.

@@ -82,10 +82,10 @@ pub(super) fn pair_sheet(
             Esc(&c.id),
             plan.position_text(dl),
             Esc(&dl.name),
-            l.port,
+            plan.port_text(l),
             plan.position_text(dr),
             Esc(&dr.name),
-            r.port,
+            plan.port_text(r),
             c.kind,
             Length(c.length_m),
             c.step

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use ibfabric::plan::{DeviceKind, Plan};
+use ibfabric::plan::{DeviceKind, Plan, labels};
 
 use super::*;
 
@@ -75,6 +75,7 @@ pub(super) fn rack_sheet(out: &mut String, ctx: &Context, rack: usize) {
         }
         out.push_str("</td></tr>\n");
     }
+    spare_ports_row(out, plan, devices);
     out.push_str("</table>\n");
 
     out.push_str("<figure>\n");
@@ -97,11 +98,12 @@ pub(super) fn rack_sheet(out: &mut String, ctx: &Context, rack: usize) {
 
     // The cable table, on its own pages.
     out.push_str("<table class=\"cables rk\">\n<thead>\n");
-    title_row(out, ctx, 13, &format!("{title}: cables by U and port"), no);
+    title_row(out, ctx, 14, &format!("{title}: cables by U and port"), no);
     out.push_str(
         "<tr><th>✓</th><th>Cable</th><th>U</th><th>Device</th><th class=\"n\">Port</th>\
          <th>End</th><th>Far rack</th><th>Far U</th><th>Far device</th><th class=\"n\">Far port</th>\
-         <th>Kind</th><th class=\"n\">Length</th><th class=\"n\">Step</th></tr>\n</thead>\n<tbody>\n",
+         <th>Kind</th><th class=\"n\">Length</th><th class=\"n\">Step</th>\
+         <th>Label at this end</th></tr>\n</thead>\n<tbody>\n",
     );
     let mut last_device = usize::MAX;
     for e in ends {
@@ -116,25 +118,94 @@ pub(super) fn rack_sheet(out: &mut String, ctx: &Context, rack: usize) {
         put!(
             out,
             "<tr class=\"{class}\"><td></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td class=\"lb\">{}</td></tr>\n",
             Esc(&c.id),
             plan.position_text(here),
             Esc(&here.name),
-            e.here.port,
+            plan.port_text(e.here),
             if e.is_a { "A" } else { "B" },
             ctx.rack_name(far.rack),
             plan.position_text(far),
             Esc(&far.name),
-            e.far.port,
+            plan.port_text(e.far),
             c.kind,
             Length(c.length_m),
-            c.step
+            c.step,
+            Esc(&labels::end_text(plan, c, e.here))
         );
     }
     if ends.is_empty() {
-        out.push_str("<tr><td colspan=\"13\">No cables in this rack.</td></tr>\n");
+        out.push_str("<tr><td colspan=\"14\">No cables in this rack.</td></tr>\n");
     }
     out.push_str("</tbody>\n</table>\n</div>\n</section>\n");
+}
+
+/// The switches' ports no cable is planned for, switches with the same spare ports together:
+/// `12–36: sw0-0-0, sw0-0-1`, faceplate labels after the numbers on cage switches. Only for
+/// switches of a catalogue model (a construction's own switches have just the ports its
+/// topology uses), and nothing when none of them has a spare port.
+fn spare_ports_row(out: &mut String, plan: &Plan, devices: &[usize]) {
+    let mut groups: Vec<(Vec<u8>, Vec<usize>)> = Vec::new();
+    for &d in devices {
+        if plan.devices[d].kind != DeviceKind::Switch || plan.devices[d].model.is_none() {
+            continue;
+        }
+        let spare = plan.spare_ports(d);
+        if spare.is_empty() {
+            continue;
+        }
+        match groups.iter_mut().find(|(s, _)| *s == spare) {
+            Some((_, list)) => list.push(d),
+            None => groups.push((spare, vec![d])),
+        }
+    }
+    if groups.is_empty() {
+        return;
+    }
+    out.push_str("<tr><th>Spare ports</th><td>");
+    for (i, (spare, list)) in groups.iter().enumerate() {
+        let sep = if i == 0 { "" } else { " · " };
+        let first = CableEnd {
+            device: list[0],
+            port: 0,
+        };
+        let ranges: Vec<String> = port_ranges(spare)
+            .into_iter()
+            .map(|(from, to)| {
+                let text = |port| plan.port_text(CableEnd { port, ..first });
+                if from == to {
+                    text(from)
+                } else {
+                    format!("{}–{}", text(from), text(to))
+                }
+            })
+            .collect();
+        let names: Vec<&str> = list
+            .iter()
+            .map(|&d| plan.devices[d].name.as_str())
+            .collect();
+        put!(
+            out,
+            "{sep}{} ({} ports): {}",
+            ranges.join(", "),
+            spare.len(),
+            Esc(&names.join(", "))
+        );
+    }
+    out.push_str("</td></tr>\n");
+}
+
+/// Runs of consecutive port numbers, as (first, last).
+fn port_ranges(ports: &[u8]) -> Vec<(u8, u8)> {
+    let mut runs: Vec<(u8, u8)> = Vec::new();
+    for &p in ports {
+        match runs.last_mut() {
+            Some((_, last)) if p > 0 && *last == p - 1 => *last = p,
+            _ => runs.push((p, p)),
+        }
+    }
+    runs
 }
 
 /// The rack seen from the front: every U from the top down, each device at its U with its name,
