@@ -3,8 +3,9 @@
 //! under ibsim loads the INSTALLED plugin with the two opensm.conf lines the README gives, and
 //! `dpkg -r` removes it all but the conffile an admin may have edited.
 //!
-//! Ignored by default: building the package compiles the release binaries (minutes), and the
-//! test installs into the system. Run it with `cargo test --test package -- --ignored`.
+//! Part of the normal run (as root, like the rest of the set-up): building the package
+//! compiles the release binaries (minutes), and the test installs into the system and purges
+//! the package at the end.
 
 mod common;
 
@@ -73,7 +74,6 @@ fn package_file() -> PathBuf {
 }
 
 #[test]
-#[ignore = "builds the release package and installs it into the system (root)"]
 fn the_package_installs_works_and_removes_keeping_the_conffile() {
     assert_eq!(succeeds("id", &["-u"]).trim(), "0", "dpkg -i needs root");
     assert!(
