@@ -8,7 +8,7 @@ use cli::{ibfabric, stderr};
 use ibfabric::Fabric;
 use ibfabric::io::fabric_document::FabricDocument;
 use ibfabric::routing::assign_lids;
-use ibfabric::topology::{NodeSpec, TopologySpec};
+use ibfabric::topology::TopologySpec;
 
 /// Slim Fly q = 5 with LIDs for 4 layers, and the same fabric without its switch-to-switch
 /// cables number 3 and 40.
@@ -19,36 +19,17 @@ fn intact_and_damaged() -> (Fabric, Fabric) {
         .build()
         .unwrap();
     assign_lids(&mut whole, 2).unwrap();
-    let mut damaged = Fabric::new(whole.name.clone());
-    for node in whole.nodes() {
-        let id = damaged
-            .add_node(NodeSpec {
-                kind: node.kind,
-                name: node.name.clone(),
-                description: node.description.clone(),
-                guid: node.guid,
-                num_ports: node.num_ports(),
-                rack: node.rack,
-            })
-            .unwrap();
-        for (p, port) in node.ports.iter().enumerate() {
-            damaged.node_mut(id).ports[p].lid = port.lid;
-            damaged.node_mut(id).ports[p].lmc = port.lmc;
-        }
-    }
     let mut inter = 0;
-    for link in whole.links() {
-        if whole.node(link.a.node).is_switch() && whole.node(link.b.node).is_switch() {
-            inter += 1;
-            if inter == 4 || inter == 41 {
-                continue;
-            }
-        }
-        // Same nodes in the same order: the node ids carry over.
-        damaged
-            .connect(link.a, link.b, link.width, link.speed)
-            .unwrap();
-    }
+    let cut: Vec<bool> = whole
+        .links()
+        .iter()
+        .map(|l| {
+            let between = whole.node(l.a.node).is_switch() && whole.node(l.b.node).is_switch();
+            inter += usize::from(between);
+            between && (inter == 4 || inter == 41)
+        })
+        .collect();
+    let damaged = whole.after_losses(|_| false, |l| cut[l.0 as usize]);
     (whole, damaged)
 }
 
@@ -59,23 +40,28 @@ fn write(dir: &std::path::Path, name: &str, fabric: &Fabric) -> String {
     path.display().to_string()
 }
 
+/// `ibfabric route --fabric after --repair-from before` with 4 layers and auto lanes.
+fn route_repaired(after: &str, before: &str) -> std::process::Output {
+    ibfabric(&[
+        "route",
+        "--fabric",
+        after,
+        "--repair-from",
+        before,
+        "--layers",
+        "4",
+        "--deadlock",
+        "auto",
+    ])
+}
+
 #[test]
 fn a_routing_repaired_for_lost_cables_reports_churn_of_at_most_one() {
     let dir = tempfile::tempdir().unwrap();
     let (whole, damaged) = intact_and_damaged();
     let before = write(dir.path(), "before.json", &whole);
     let after = write(dir.path(), "after.json", &damaged);
-    let out = ibfabric(&[
-        "route",
-        "--fabric",
-        &after,
-        "--repair-from",
-        &before,
-        "--layers",
-        "4",
-        "--deadlock",
-        "auto",
-    ]);
+    let out = route_repaired(&after, &before);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text
@@ -101,17 +87,7 @@ fn a_fabric_that_gained_cables_is_refused() {
     let (whole, damaged) = intact_and_damaged();
     let before = write(dir.path(), "before.json", &damaged);
     let after = write(dir.path(), "after.json", &whole);
-    let out = ibfabric(&[
-        "route",
-        "--fabric",
-        &after,
-        "--repair-from",
-        &before,
-        "--layers",
-        "4",
-        "--deadlock",
-        "auto",
-    ]);
+    let out = route_repaired(&after, &before);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("a repair handles losses only"),

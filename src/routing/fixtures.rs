@@ -12,7 +12,7 @@ use super::disjoint::count_disjoint;
 use super::graph::{FAR, RoutingGraph};
 use super::layers::{AttachScratch, Layers};
 use crate::rng::Rng;
-use crate::topology::{Fabric, NodeSpec, TopologySpec};
+use crate::topology::TopologySpec;
 
 /// Small fabrics of each family the routing is built for, plus a random regular graph (no
 /// structure to lean on): each routes in well under a second at opt-level 1.
@@ -148,33 +148,23 @@ pub(super) fn assert_unimodal(
 pub(super) fn damaged(spec: &str, every: usize) -> RoutingGraph {
     let spec: TopologySpec = spec.parse().expect("valid spec");
     let whole = spec.build().expect("buildable spec");
-    let mut fabric = Fabric::new(format!("{} damaged", whole.name));
-    for node in whole.nodes() {
-        fabric
-            .add_node(NodeSpec {
-                kind: node.kind,
-                name: node.name.clone(),
-                description: node.description.clone(),
-                guid: node.guid,
-                num_ports: node.num_ports(),
-                rack: node.rack,
-            })
-            .expect("a copy of a valid node");
-    }
-    let mut cables = 0;
-    for link in whole.links() {
-        let between_switches =
-            whole.node(link.a.node).is_switch() && whole.node(link.b.node).is_switch();
-        if between_switches {
-            cables += 1;
-            if cables % every == 0 {
-                continue;
-            }
-        }
-        fabric
-            .connect(link.a, link.b, link.width, link.speed)
-            .expect("a copy of a valid cable");
-    }
+    let between_switches: Vec<bool> = whole
+        .links()
+        .iter()
+        .map(|l| whole.node(l.a.node).is_switch() && whole.node(l.b.node).is_switch())
+        .collect();
+    // The ordinal of each switch-to-switch cable among them, from 1.
+    let ordinal: Vec<usize> = between_switches
+        .iter()
+        .scan(0, |n, &b| {
+            *n += usize::from(b);
+            Some(*n)
+        })
+        .collect();
+    let fabric = whole.after_losses(
+        |_| false,
+        |l| between_switches[l.0 as usize] && ordinal[l.0 as usize] % every == 0,
+    );
     RoutingGraph::new(&fabric)
 }
 

@@ -401,6 +401,54 @@ impl Fabric {
         format!("{}[{}]", self.nodes[end.node.index()].name, end.port)
     }
 
+    /// This fabric after losses: a copy without the nodes `lost_node` names and the cables
+    /// `lost_cable` names (and every cable of a lost node), every other node, port GUID, LID
+    /// and cable as here — what a subnet looks like after cables fail or a switch goes down.
+    pub fn after_losses(
+        &self,
+        lost_node: impl Fn(NodeId) -> bool,
+        lost_cable: impl Fn(LinkId) -> bool,
+    ) -> Fabric {
+        let mut after = Fabric::new(self.name.clone());
+        let mut id_of = vec![None; self.nodes.len()];
+        for (i, node) in self.nodes.iter().enumerate() {
+            if lost_node(NodeId(i as u32)) {
+                continue;
+            }
+            let id = after
+                .add_node(NodeSpec {
+                    kind: node.kind,
+                    name: node.name.clone(),
+                    description: node.description.clone(),
+                    guid: node.guid,
+                    num_ports: node.num_ports(),
+                    rack: node.rack,
+                })
+                .expect("a copy of a node of a valid fabric");
+            for (copy, port) in after.node_mut(id).ports.iter_mut().zip(&node.ports) {
+                (copy.guid, copy.lid, copy.lmc) = (port.guid, port.lid, port.lmc);
+            }
+            id_of[i] = Some(id);
+        }
+        for (i, link) in self.links.iter().enumerate() {
+            let ends = (id_of[link.a.node.index()], id_of[link.b.node.index()]);
+            let (Some(a), Some(b)) = ends else { continue };
+            if lost_cable(LinkId(i as u32)) {
+                continue;
+            }
+            let end = |node, port| PortRef { node, port };
+            after
+                .connect(
+                    end(a, link.a.port),
+                    end(b, link.b.port),
+                    link.width,
+                    link.speed,
+                )
+                .expect("a copy of a cable of a valid fabric");
+        }
+        after
+    }
+
     /// Counts of what the fabric holds.
     pub fn summary(&self) -> FabricSummary {
         let mut s = FabricSummary::default();
@@ -455,6 +503,38 @@ impl fmt::Display for FabricSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn after_losses_keeps_everything_but_the_lost_nodes_and_cables() {
+        let mut whole: Fabric =
+            crate::topology::TopologySpec::build(&"slimfly:q=5".parse().expect("a spec"))
+                .expect("a fabric");
+        crate::routing::assign_lids(&mut whole, 2).expect("LIDs fit");
+        let victim = whole.switches().nth(3).expect("a switch");
+        let after = whole.after_losses(|n| n == victim, |l| l.0 % 10 == 0);
+        let victim_cables = whole.neighbours(victim).count();
+        let cut = (0..whole.links().len())
+            .filter(|&i| {
+                let l = &whole.links()[i];
+                i % 10 == 0 && l.a.node != victim && l.b.node != victim
+            })
+            .count();
+        assert_eq!(after.nodes().len(), whole.nodes().len() - 1);
+        assert_eq!(
+            after.links().len(),
+            whole.links().len() - victim_cables - cut
+        );
+        for node in after.nodes() {
+            let was = whole.node(whole.node_by_guid(node.guid).expect("same GUIDs"));
+            assert_eq!(node.name, was.name);
+            for (port, before) in node.ports.iter().zip(&was.ports) {
+                assert_eq!(
+                    (port.guid, port.lid, port.lmc),
+                    (before.guid, before.lid, before.lmc)
+                );
+            }
+        }
+    }
 
     #[test]
     fn guids_read_back_as_they_are_written() {

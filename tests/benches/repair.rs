@@ -20,51 +20,14 @@ use ibfabric::deadlock::{
 use ibfabric::rng::Rng;
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::{LidTable, RoutingConfig, assign_lids};
-use ibfabric::topology::{NodeSpec, PortRef, TopologySpec};
+use ibfabric::topology::TopologySpec;
 
-/// `whole` without the switch-to-switch links whose index is in `cut` and without the node
-/// named `gone`.
+/// `whole` without the links whose index is in `cut` and without the node named `gone`.
 fn damaged(whole: &Fabric, cut: &[usize], gone: Option<&str>) -> Fabric {
-    let mut fabric = Fabric::new(format!("{} damaged", whole.name));
-    let mut id_of = vec![None; whole.nodes().len()];
-    for (i, node) in whole.nodes().iter().enumerate() {
-        if Some(node.name.as_str()) == gone {
-            continue;
-        }
-        let spec = NodeSpec {
-            kind: node.kind,
-            name: node.name.clone(),
-            description: node.description.clone(),
-            guid: node.guid,
-            num_ports: node.num_ports(),
-            rack: node.rack,
-        };
-        let id = fabric.add_node(spec).unwrap();
-        for (p, port) in node.ports.iter().enumerate() {
-            let copy = &mut fabric.node_mut(id).ports[p];
-            copy.lid = port.lid;
-            copy.lmc = port.lmc;
-        }
-        id_of[i] = Some(id);
-    }
-    for (i, link) in whole.links().iter().enumerate() {
-        if cut.contains(&i) {
-            continue;
-        }
-        let (Some(a), Some(b)) = (id_of[link.a.node.index()], id_of[link.b.node.index()]) else {
-            continue;
-        };
-        let end = |node, port| PortRef { node, port };
-        fabric
-            .connect(
-                end(a, link.a.port),
-                end(b, link.b.port),
-                link.width,
-                link.speed,
-            )
-            .unwrap();
-    }
-    fabric
+    whole.after_losses(
+        |id| Some(whole.node(id).name.as_str()) == gone,
+        |l| cut.contains(&(l.0 as usize)),
+    )
 }
 
 fn routed(fabric: &Fabric, config: &RoutingConfig) -> (RoutingGraph, DeadlockFree) {

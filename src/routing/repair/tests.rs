@@ -2,7 +2,7 @@
 //! turn rule, and routes in full only when it must.
 
 use super::*;
-use crate::topology::{Fabric, NodeSpec, TopologySpec};
+use crate::topology::{Fabric, TopologySpec};
 
 /// `whole` without the switch-to-switch cables `cut` names (by their index among those
 /// cables) and without the switches `gone` names; the new switch of each old one.
@@ -11,53 +11,26 @@ fn damaged(
     cut: impl Fn(usize) -> bool,
     gone: &[&str],
 ) -> (RoutingGraph, Vec<Option<usize>>) {
-    let mut fabric = Fabric::new(format!("{} damaged", whole.name));
-    let mut id_of = vec![None; whole.nodes().len()];
-    for (i, node) in whole.nodes().iter().enumerate() {
-        if gone.contains(&node.name.as_str()) {
-            continue;
-        }
-        let id = fabric
-            .add_node(NodeSpec {
-                kind: node.kind,
-                name: node.name.clone(),
-                description: node.description.clone(),
-                guid: node.guid,
-                num_ports: node.num_ports(),
-                rack: node.rack,
-            })
-            .expect("a copy of a valid node");
-        id_of[i] = Some(id);
-    }
-    let mut cables = 0;
-    for link in whole.links() {
-        if whole.node(link.a.node).is_switch() && whole.node(link.b.node).is_switch() {
-            cables += 1;
-            if cut(cables - 1) {
-                continue;
-            }
-        }
-        let (Some(a), Some(b)) = (id_of[link.a.node.index()], id_of[link.b.node.index()]) else {
-            continue;
-        };
-        let end = |node, port| crate::topology::PortRef { node, port };
-        fabric
-            .connect(
-                end(a, link.a.port),
-                end(b, link.b.port),
-                link.width,
-                link.speed,
-            )
-            .expect("a copy of a valid cable");
-    }
+    let inter: Vec<Option<usize>> = whole
+        .links()
+        .iter()
+        .scan(0, |n, l| {
+            let between = whole.node(l.a.node).is_switch() && whole.node(l.b.node).is_switch();
+            *n += usize::from(between);
+            Some(between.then(|| *n - 1))
+        })
+        .collect();
+    let fabric = whole.after_losses(
+        |id| gone.contains(&whole.node(id).name.as_str()),
+        |l| inter[l.0 as usize].is_some_and(&cut),
+    );
     let old = RoutingGraph::new(whole);
     let graph = RoutingGraph::new(&fabric);
     let old_of = graph
         .nodes
         .iter()
         .map(|&id| {
-            let guid = fabric.node(id).guid;
-            let old_id = whole.node_by_guid(guid).expect("a surviving switch");
+            let old_id = whole.node_by_guid(fabric.node(id).guid)?;
             Some(old.index_of[old_id.index()] as usize)
         })
         .collect();
