@@ -865,3 +865,35 @@ fn deadlock_check_exits_0_1_and_2() {
     let (code, _, err) = deadlock_check(&["--fabric", "slimfly:q=5", "--lfts", "/nonexistent"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn an_empty_path_sl_file_is_bad_input_not_a_deadlock() {
+    let mut fabric = "slimfly:q=5"
+        .parse::<TopologySpec>()
+        .unwrap()
+        .build()
+        .unwrap();
+    assign_lids(&mut fabric, 0).unwrap();
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let tables = minimal_tables(&fabric, &lids, 1);
+    let dir = tempfile::tempdir().unwrap();
+    let lft = dir.path().join("lfts.txt");
+    std::fs::write(
+        &lft,
+        ibfabric::io::lfts::write_ibroute(&fabric, &lids, &tables),
+    )
+    .unwrap();
+    let empty = dir.path().join("path-sl.txt");
+    std::fs::write(&empty, "").unwrap();
+    let (code, out, err) = deadlock_check(&[
+        "--fabric",
+        "slimfly:q=5",
+        "--lfts",
+        lft.to_str().unwrap(),
+        "--path-sl",
+        empty.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("path-sl.txt: no path SL in it"), "{err}");
+    assert!(!out.contains("DEADLOCK"), "{out}");
+}

@@ -111,6 +111,12 @@ pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
     if let Some(file) = &args.path_sl {
         let name = file.display().to_string();
         let d = path_sl::parse(&read(file)?).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        if d.entries.is_empty() {
+            bail!(
+                "{name}: no path SL in it (expected `SLID DLID SL` lines or `saquery -p` \
+                 PathRecords)"
+            );
+        }
         let unknown = d
             .entries
             .iter()
