@@ -96,7 +96,9 @@ table.rk { break-before: page; }
 table.rk td:nth-child(5), table.rk td:nth-child(10), table.rk td:nth-child(12), table.rk td:nth-child(13),
 table.pr td:nth-child(5), table.pr td:nth-child(8), table.pr td:nth-child(10), table.pr td:nth-child(11) { text-align: right; font-variant-numeric: tabular-nums; }
 table.rk td:nth-child(6) { text-align: center; }
-table.rk td.lb { font-size: 7pt; }
+table.rk th, table.rk td, table.pr th, table.pr td { overflow-wrap: normal; }
+table.rk td, table.pr td { white-space: nowrap; }
+table.rk td.lb { font-size: 7pt; white-space: normal; overflow-wrap: anywhere; }
 table.rk tr.f td { border-top: 0.5mm solid #000; }
 table.rk tr.m td:nth-child(3), table.rk tr.m td:nth-child(4) { color: #777; }
 table.narrow { width: auto; min-width: 100mm; }
