@@ -762,13 +762,16 @@ mod tests {
     }
 
     /// Every deadlock mode's answers: the routing with its path SLs and SL-to-VL tables is
-    /// deadlock-free by the independent verifier, and the answers cover every LID pair.
+    /// deadlock-free by the independent verifier — with every route on every SL where the
+    /// guarantee says so (lanes by port pair, which answer no SL of their own: OpenSM's choice
+    /// stands), else with the SLs answered for every LID pair.
     #[test]
     fn deadlock_modes_answer_sls_that_the_verifier_accepts() {
-        use ibfabric::deadlock::{VerifyOptions, verify};
+        use ibfabric::deadlock::{DefaultSl, RouteSls, VerifyOptions, verify};
         let (fabric, _) = build_fabric("snapshot", &records_of(&slim_fly_q5())).unwrap();
         for mode in [
             DeadlockMode::Auto,
+            DeadlockMode::PortPair,
             DeadlockMode::Dfsssp,
             DeadlockMode::Colouring,
         ] {
@@ -788,15 +791,36 @@ mod tests {
                     self.0.path_sl(slid, dlid).expect("known LIDs")
                 }
             }
-            let verdict = verify(
-                &fabric,
-                &lids,
-                &routed.tables,
-                &Answers(qos),
-                qos.tables(),
-                &VerifyOptions::default(),
-            );
+            let verdict = if routed.guarantee == Some(Guarantee::EverySl) {
+                assert_eq!(qos.path_sl(1, 2), None, "{mode:?}: OpenSM's choice stands");
+                verify(
+                    &fabric,
+                    &lids,
+                    &routed.tables,
+                    &DefaultSl(0),
+                    qos.tables(),
+                    &VerifyOptions {
+                        sls: RouteSls::EverySl,
+                        ..VerifyOptions::default()
+                    },
+                )
+            } else {
+                verify(
+                    &fabric,
+                    &lids,
+                    &routed.tables,
+                    &Answers(qos),
+                    qos.tables(),
+                    &VerifyOptions::default(),
+                )
+            };
             assert!(verdict.is_deadlock_free(), "{mode:?}: {verdict:?}");
+            let every_sl = matches!(mode, DeadlockMode::Auto | DeadlockMode::PortPair);
+            assert_eq!(
+                routed.guarantee == Some(Guarantee::EverySl),
+                every_sl,
+                "{mode:?}"
+            );
             assert!(routed.deadlock_summary.starts_with("deadlock-free"));
             // Unknown LIDs are left to OpenSM.
             assert_eq!(qos.path_sl(0, 1), None);
