@@ -793,10 +793,18 @@ fn deadlock_check(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-#[test]
-fn deadlock_check_exits_0_1_and_2() {
-    // Minimal routing of a Slim Fly q = 5 written as ibroute output; the fabric is the spec
-    // (LIDs come from the tables' destination comments).
+/// Minimal routing of a Slim Fly q = 5 written as ibroute output (`lfts.txt` in a scratch
+/// directory); `deadlock-check` reads it with the spec as the fabric (LIDs come from the
+/// tables' destination comments).
+struct MinimalFiles {
+    fabric: Fabric,
+    lids: LidTable,
+    tables: ForwardingTables,
+    dir: tempfile::TempDir,
+    lft: std::path::PathBuf,
+}
+
+fn minimal_files() -> MinimalFiles {
     let mut fabric = "slimfly:q=5"
         .parse::<TopologySpec>()
         .unwrap()
@@ -812,6 +820,24 @@ fn deadlock_check_exits_0_1_and_2() {
         ibfabric::io::lfts::write_ibroute(&fabric, &lids, &tables),
     )
     .unwrap();
+    MinimalFiles {
+        fabric,
+        lids,
+        tables,
+        dir,
+        lft,
+    }
+}
+
+#[test]
+fn deadlock_check_exits_0_1_and_2() {
+    let MinimalFiles {
+        fabric,
+        lids,
+        tables,
+        dir,
+        lft,
+    } = minimal_files();
     let lft_arg = lft.to_str().unwrap();
 
     // Everything on SL 0 and one VL: the cycle is printed, exit 1.
@@ -868,21 +894,7 @@ fn deadlock_check_exits_0_1_and_2() {
 
 #[test]
 fn an_empty_path_sl_file_is_bad_input_not_a_deadlock() {
-    let mut fabric = "slimfly:q=5"
-        .parse::<TopologySpec>()
-        .unwrap()
-        .build()
-        .unwrap();
-    assign_lids(&mut fabric, 0).unwrap();
-    let lids = LidTable::from_fabric(&fabric).unwrap();
-    let tables = minimal_tables(&fabric, &lids, 1);
-    let dir = tempfile::tempdir().unwrap();
-    let lft = dir.path().join("lfts.txt");
-    std::fs::write(
-        &lft,
-        ibfabric::io::lfts::write_ibroute(&fabric, &lids, &tables),
-    )
-    .unwrap();
+    let MinimalFiles { dir, lft, .. } = minimal_files();
     let empty = dir.path().join("path-sl.txt");
     std::fs::write(&empty, "").unwrap();
     let (code, out, err) = deadlock_check(&[
