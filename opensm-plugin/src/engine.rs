@@ -457,7 +457,11 @@ pub fn repair(
     };
     let (done, report) = repaired?;
     let repair = Repair {
-        lost_cables: (base.graph.edge_count() - graph.edge_count()) / 2,
+        lost_cables: base
+            .fabric
+            .summary()
+            .switch_links
+            .saturating_sub(fabric.summary().switch_links),
         lost_switches: base.graph.len() - graph.len(),
         report,
     };

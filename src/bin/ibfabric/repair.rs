@@ -105,7 +105,10 @@ pub fn route_and_repair(
         scheme,
     )
     .context("--repair-from needs lanes by port pair (--deadlock auto or port-pair)")??;
-    let lost_cables = (before_graph.edge_count() - graph.edge_count()) / 2;
+    let lost_cables = before
+        .summary()
+        .switch_links
+        .saturating_sub(fabric.summary().switch_links);
     let lost_switches = before_graph.len() - graph.len();
     let mut line = format!(
         "repaired from {previous}: {lost_cables} cables and {lost_switches} switches lost; {} of \
