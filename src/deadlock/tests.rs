@@ -16,21 +16,26 @@ fn fabric(spec: &str, layers: usize) -> (Fabric, LidTable, RoutingGraph) {
     (fabric, lids, graph)
 }
 
-fn routed(spec: &str, layers: usize, choice: SchemeChoice, vls: u8) -> DeadlockFree {
+/// `spec` routed with `layers` layers and made deadlock-free by the first of `schemes` that
+/// fits, under `shortage`; the fabric and LIDs with the outcome.
+fn attempt(
+    spec: &str,
+    layers: usize,
+    schemes: &[Scheme],
+    shortage: Shortage,
+) -> (Fabric, LidTable, Result<DeadlockFree, DeadlockError>) {
     let (fabric, lids, graph) = fabric(spec, layers);
     let config = RoutingConfig {
         layers,
         ..RoutingConfig::default()
     };
-    route_deadlock_free(
-        &fabric,
-        &lids,
-        &graph,
-        &config,
-        &choice.schemes(vls),
-        Shortage::FewerLayers,
-    )
-    .unwrap_or_else(|e| panic!("{spec}: {e}"))
+    let done = route_deadlock_free(&fabric, &lids, &graph, &config, schemes, shortage);
+    (fabric, lids, done)
+}
+
+fn routed(spec: &str, layers: usize, choice: SchemeChoice, vls: u8) -> DeadlockFree {
+    let (_, _, done) = attempt(spec, layers, &choice.schemes(vls), Shortage::FewerLayers);
+    done.unwrap_or_else(|e| panic!("{spec}: {e}"))
 }
 
 #[test]
@@ -80,20 +85,13 @@ fn with_one_vl_auto_falls_back_to_dfsssp() {
 #[test]
 fn with_one_vl_a_slim_fly_is_refused_saying_what_is_needed() {
     // Even one minimal layer of a Slim Fly has cyclic channel dependencies.
-    let (fabric, lids, graph) = fabric("slimfly:q=5", 4);
-    let config = RoutingConfig {
-        layers: 4,
-        ..RoutingConfig::default()
-    };
-    let err = route_deadlock_free(
-        &fabric,
-        &lids,
-        &graph,
-        &config,
+    let (_, _, done) = attempt(
+        "slimfly:q=5",
+        4,
         &SchemeChoice::Auto.schemes(1),
         Shortage::FewerLayers,
-    )
-    .unwrap_err();
+    );
+    let err = done.unwrap_err();
     assert!(
         matches!(err, DeadlockError::NotEnoughVls { available: 1, .. }),
         "{err}"
@@ -118,17 +116,13 @@ fn dfsssp_with_several_vls_is_deadlock_free_only_with_the_path_sls() {
 
 #[test]
 fn dfsssp_on_one_vl_is_deadlock_free_whatever_the_sl() {
-    let (fabric, lids, graph) = fabric(FAT_TREE, 1);
-    let config = RoutingConfig::default();
-    let done = route_deadlock_free(
-        &fabric,
-        &lids,
-        &graph,
-        &config,
+    let (fabric, lids, done) = attempt(
+        FAT_TREE,
+        1,
         &SchemeChoice::Dfsssp.schemes(8),
         Shortage::Fail,
-    )
-    .unwrap();
+    );
+    let done = done.unwrap();
     assert!(matches!(
         done.outcome,
         SchemeOutcome::Dfsssp { vls_needed: 1, .. }
@@ -153,19 +147,12 @@ fn dfsssp_on_one_vl_is_deadlock_free_whatever_the_sl() {
 
 #[test]
 fn lanes_by_port_pair_need_two_vls() {
-    let (fabric, lids, graph) = fabric("slimfly:q=5", 2);
-    let config = RoutingConfig {
-        layers: 2,
-        ..RoutingConfig::default()
-    };
-    let err = route_deadlock_free(
-        &fabric,
-        &lids,
-        &graph,
-        &config,
+    let (_, _, done) = attempt(
+        "slimfly:q=5",
+        2,
         &[Scheme::PortPair(PortPairConfig { vls: 1 })],
         Shortage::FewerLayers,
-    )
-    .unwrap_err();
+    );
+    let err = done.unwrap_err();
     assert!(matches!(err, DeadlockError::BadVls { vls: 1, .. }), "{err}");
 }
