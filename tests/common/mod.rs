@@ -366,6 +366,19 @@ impl OpenSm {
         assert_eq!(status, 0, "kill {pid}");
     }
 
+    /// The resident set size of the opensm process in KiB (`VmRSS`), while it runs.
+    pub fn rss_kib(&self) -> Option<u64> {
+        let status = fs::read_to_string(format!("/proc/{}/status", self.daemon_pid()?)).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()
+    }
+
     /// The PID of the opensm process (the child of its `timeout`), while it runs.
     fn daemon_pid(&self) -> Option<libc::pid_t> {
         let timeout_pid = self.child.id();
