@@ -49,9 +49,29 @@ pub fn lanes_by_port_pair(
     order: &CableOrder,
     config: &PortPairConfig,
 ) -> Result<PortPairLanes, DeadlockError> {
+    lanes_by_port_pair_checking(fabric, lids, graph, tables, order, config, &|_| true)
+}
+
+/// As [`lanes_by_port_pair`], walking the tables for valleys only towards the LIDs for which
+/// `check` holds. A repair passes the LIDs of the destination trees it changed: every other
+/// tree is the previous routing's, whose tables were walked when it was made, and the repair
+/// kept it only where its routes stay unimodal in `order` — so the walk costs what changed
+/// instead of every LID (on Slim Fly q = 17, 0.9 s of a 1.2 s repair).
+///
+/// # Errors
+/// As [`lanes_by_port_pair`].
+pub fn lanes_by_port_pair_checking(
+    fabric: &Fabric,
+    lids: &LidTable,
+    graph: &RoutingGraph,
+    tables: &ForwardingTables,
+    order: &CableOrder,
+    config: &PortPairConfig,
+    check: &dyn Fn(u16) -> bool,
+) -> Result<PortPairLanes, DeadlockError> {
     let classes = classes(config.vls)?;
     let sl2vl = port_pair_sl2vl(fabric, graph, order, config.vls)?;
-    if let Some((routes, example)) = valleys(fabric, lids, tables, &sl2vl) {
+    if let Some((routes, example)) = valleys(fabric, lids, tables, &sl2vl, check) {
         return Err(DeadlockError::NotUnimodal { routes, example });
     }
     Ok(PortPairLanes { sl2vl, classes })
@@ -70,6 +90,7 @@ fn valleys(
     lids: &LidTable,
     tables: &ForwardingTables,
     sl2vl: &Sl2VlTables,
+    check: &dyn Fn(u16) -> bool,
 ) -> Option<(u64, String)> {
     let net = Channels::new(fabric, lids, Traffic { switch_lids: true });
     let n = net.len();
@@ -97,7 +118,7 @@ fn valleys(
         );
         Some((w, vl % 2 == 1))
     };
-    for dest in &net.dests {
+    for dest in net.dests.iter().filter(|d| check(d.lid)) {
         walk.walk(&net, tables, dest, |_| NONE);
         descends.fill(false);
         for v in 0..n {

@@ -45,7 +45,7 @@ pub use config::{Algorithm, PathLengths, RoutingConfig, Turns};
 pub use disjoint::pairs_with_disjoint_paths;
 pub use lft::{ForwardingTables, NO_PORT};
 pub use lids::{LidError, LidOwner, LidTable, assign_lids};
-pub use tables::forwarding_tables;
+pub use tables::{LidTree, forwarding_tables, lid_tree};
 
 use crate::topology::Fabric;
 use graph::RoutingGraph;

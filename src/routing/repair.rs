@@ -61,6 +61,41 @@ pub struct Repaired {
     pub order: Option<CableOrder>,
     /// What changed.
     pub report: RepairReport,
+    /// The destination trees in which some next hop changed: the others are the previous
+    /// routing's trees, so checks of the previous tables still hold for them.
+    pub changed_trees: ChangedTrees,
+}
+
+/// Per (layer, destination switch): whether its tree changed in a repair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedTrees {
+    switches: usize,
+    changed: Vec<bool>,
+}
+
+impl ChangedTrees {
+    /// Every tree of `layers` layers over `switches` switches changed (a full routing).
+    pub fn all(layers: usize, switches: usize) -> Self {
+        Self {
+            switches,
+            changed: vec![true; layers * switches],
+        }
+    }
+
+    /// Whether layer `layer`'s tree towards switch `t` changed.
+    pub fn contains(&self, layer: usize, t: usize) -> bool {
+        self.changed[layer * self.switches + t]
+    }
+
+    /// The layers counted.
+    pub fn layers(&self) -> usize {
+        self.changed.len() / self.switches.max(1)
+    }
+
+    /// How many trees changed.
+    pub fn count(&self) -> usize {
+        self.changed.iter().filter(|&&c| c).count()
+    }
 }
 
 /// Repairs `previous` for `graph`, whose switch i was switch `old_of[i]` of the previous graph
@@ -72,6 +107,7 @@ pub fn repair(
     config: &RoutingConfig,
 ) -> Repaired {
     let attempt = try_repair(previous, graph, old_of, config);
+    let repaired = attempt.is_ok();
     let (layers, order, full_routing) = match attempt {
         Ok((layers, order)) => (layers, order, None),
         Err(why) => {
@@ -84,7 +120,10 @@ pub fn repair(
             )
         }
     };
-    let (crossing, changed) = count_changes(previous, graph, old_of, &layers);
+    let (crossing, changed, mut changed_trees) = count_changes(previous, graph, old_of, &layers);
+    if !repaired {
+        changed_trees = ChangedTrees::all(layers.count(), graph.len());
+    }
     Repaired {
         layers,
         order,
@@ -93,6 +132,7 @@ pub fn repair(
             changed,
             full_routing,
         },
+        changed_trees,
     }
 }
 
@@ -235,14 +275,15 @@ impl Context<'_> {
     }
 }
 
-/// (routes whose previous path crossed a loss, routes whose next hop changed), over switches
-/// and destinations that exist before and after.
+/// (routes whose previous path crossed a loss, routes whose next hop changed, the trees with a
+/// changed next hop), over switches and destinations that exist before and after (a tree of a
+/// layer the previous routing did not have counts as changed).
 fn count_changes(
     previous: &Previous<'_>,
     graph: &RoutingGraph,
     old_of: &[Option<usize>],
     layers: &Layers,
-) -> (u64, u64) {
+) -> (u64, u64, ChangedTrees) {
     let n = graph.len();
     let mut new_of = vec![None; previous.graph.len()];
     for (v, old) in old_of.iter().enumerate() {
@@ -257,10 +298,12 @@ fn count_changes(
         matches!((a, b), (Some(a), Some(b)) if graph.edge_between(a, b).is_some())
     };
     let (mut crossing, mut changed) = (0u64, 0u64);
+    let mut trees = ChangedTrees::all(layers.count(), n);
     let mut intact = vec![0u8; previous.graph.len()];
     for l in 0..layers.count().min(previous.layers.count()) {
         for t in 0..n {
             let Some(old_t) = old_of[t] else { continue };
+            let changed_before = changed;
             // Per old switch: 0 unknown, 1 its route survives, 2 it crosses a loss.
             intact.fill(0);
             for v in (0..n).filter(|&v| v != t) {
@@ -279,9 +322,10 @@ fn count_changes(
                     changed += 1;
                 }
             }
+            trees.changed[l * n + t] = changed != changed_before;
         }
     }
-    (crossing, changed)
+    (crossing, changed, trees)
 }
 
 /// Whether old switch v's route to old switch t in layer l uses only surviving edges

@@ -8,7 +8,7 @@
 use super::graph::RoutingGraph;
 use super::layers::Layers;
 use super::lft::ForwardingTables;
-use super::lids::LidTable;
+use super::lids::{LidOwner, LidTable};
 use crate::topology::{Fabric, NodeKind, PortRef};
 
 /// The forwarding tables that realise `layers` for the LIDs of `lids`. Entries towards
@@ -21,25 +21,13 @@ pub fn forwarding_tables(
 ) -> ForwardingTables {
     let mut tables = ForwardingTables::for_lids(fabric, lids);
     for (lid, owner) in lids.iter() {
-        let owner_node = fabric.node(owner.node);
-        // The destination switch and the port it delivers on.
-        let (t, last_port, layer) = if owner_node.kind == NodeKind::Switch {
-            (graph.index_of[owner.node.index()] as usize, 0u8, 0usize)
-        } else {
-            let Some(peer) = fabric.peer(PortRef {
-                node: owner.node,
-                port: owner.port,
-            }) else {
-                continue;
-            };
-            if !fabric.node(peer.node).is_switch() {
-                continue; // back-to-back adapters: no switch routes this LID
-            }
-            (
-                graph.index_of[peer.node.index()] as usize,
-                peer.port,
-                usize::from(owner.offset) % layers.count(),
-            )
+        let Some(LidTree {
+            switch: t,
+            delivery_port: last_port,
+            layer,
+        }) = lid_tree(fabric, graph, layers.count(), owner)
+        else {
+            continue;
         };
         for s in 0..graph.len() {
             let port = if s == t {
@@ -56,4 +44,42 @@ pub fn forwarding_tables(
         }
     }
     tables
+}
+
+/// Where the switches route a LID: the destination tree of one layer towards one switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LidTree {
+    /// The switch that delivers the LID (index in the routing graph).
+    pub switch: usize,
+    /// The port it delivers on (0: the switch's own LID).
+    pub delivery_port: u8,
+    /// The layer whose tree the LID follows: its LID offset modulo the layers; a switch's LID
+    /// follows layer 0.
+    pub layer: usize,
+}
+
+/// The tree the LID owned by `owner` follows, for a routing of `layers` layers over `graph`;
+/// `None` for a LID no switch routes (an adapter cabled to nothing or to another adapter).
+pub fn lid_tree(
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    layers: usize,
+    owner: LidOwner,
+) -> Option<LidTree> {
+    if fabric.node(owner.node).kind == NodeKind::Switch {
+        return Some(LidTree {
+            switch: graph.index_of[owner.node.index()] as usize,
+            delivery_port: 0,
+            layer: 0,
+        });
+    }
+    let peer = fabric.peer(PortRef {
+        node: owner.node,
+        port: owner.port,
+    })?;
+    fabric.node(peer.node).is_switch().then(|| LidTree {
+        switch: graph.index_of[peer.node.index()] as usize,
+        delivery_port: peer.port,
+        layer: usize::from(owner.offset) % layers.max(1),
+    })
 }

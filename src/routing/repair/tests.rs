@@ -92,6 +92,32 @@ fn check_repair_with(
         report.crossing
     );
     let n = graph.len();
+    // A tree counts as changed exactly when one of its switches' next switch changed.
+    let mut new_of = vec![None; case.graph.len()];
+    for (v, old) in old_of.iter().enumerate() {
+        new_of[old.unwrap()] = Some(v);
+    }
+    for l in 0..repaired.layers.count() {
+        for t in 0..n {
+            let old_t = old_of[t].unwrap();
+            let differs = (0..n).filter(|&v| v != t).any(|v| {
+                let after = repaired
+                    .layers
+                    .next_edge(l, v, t)
+                    .map(|e| Some(graph.edge_to[e] as usize));
+                let before = case
+                    .layers
+                    .next_edge(l, old_of[v].unwrap(), old_t)
+                    .map(|e| new_of[case.graph.edge_to[e] as usize]);
+                after != before
+            });
+            assert_eq!(
+                repaired.changed_trees.contains(l, t),
+                differs,
+                "{what}: layer {l}, tree of switch {t}"
+            );
+        }
+    }
     for l in 0..repaired.layers.count() {
         for t in 0..n {
             let dist = graph.dist_to(t);
@@ -221,6 +247,7 @@ fn an_intact_fabric_keeps_every_route() {
         };
         let repaired = repair(&previous, &graph, &old_of, &case.config);
         assert_eq!(repaired.report, RepairReport::default(), "{turns:?}");
+        assert_eq!(repaired.changed_trees.count(), 0, "{turns:?}");
         for l in 0..4 {
             for t in 0..graph.len() {
                 for v in 0..graph.len() {
@@ -253,4 +280,5 @@ fn a_changed_layer_count_is_a_full_routing_that_says_why() {
     let why = repaired.report.full_routing.expect("a full routing");
     assert!(why.contains("layers changed from 4 to 2"), "{why}");
     assert_eq!(repaired.layers.count(), 2);
+    assert_eq!(repaired.changed_trees.count(), 2 * graph.len());
 }
