@@ -339,9 +339,13 @@ fn missing_simgrid(tool: &str, err: std::io::Error) -> anyhow::Error {
     }
 }
 
-/// The last `lines` lines of `text`.
+/// The last `lines` lines of `text` that are not indented (SimGrid indents backtraces and its
+/// list of configuration keys, which would bury the message).
 fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
+    let all: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.trim().is_empty())
+        .collect();
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
@@ -439,7 +443,6 @@ fn write_run_files(
     host_of: &[usize],
     table: Option<&PhaseTable>,
 ) -> anyhow::Result<RunFiles> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let files = RunFiles {
         platform: dir.join("platform.xml"),
         hostfile: dir.join("hostfile.txt"),
@@ -510,6 +513,9 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         .tempdir()
         .context("a scratch directory")?;
     let dir = args.keep_files.as_deref().unwrap_or(scratch.path());
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    // smpirun runs in the scratch directory: the files' paths must not be relative.
+    let dir = &std::fs::canonicalize(dir).with_context(|| dir.display().to_string())?;
     let files = write_run_files(dir, &platform, &notes, &host_of, table.as_ref())?;
 
     let mut command = Command::new("smpirun");
