@@ -8,7 +8,9 @@
 //! * [`iblinkinfo`]: per-port link states, widths, speeds and "could be" hints;
 //! * [`node_name_map`]: the GUID → name map shared by infiniband-diags and OpenSM;
 //! * [`ibsim`], [`dot`], [`fabric_document`]: renderings of a fabric for the simulator,
-//!   Graphviz and YAML/JSON documents.
+//!   Graphviz and YAML/JSON documents;
+//! * [`simgrid`], [`simgrid_bench`]: the SimGrid platform and hostfile of a routed fabric, the
+//!   MPI benchmark's phase file and its result line.
 //!
 //! The readers scan lines by hand (no regular expressions) in one pass, in time linear in the
 //! input, and borrow from the input instead of allocating per line.
@@ -26,6 +28,8 @@ mod mutate;
 pub mod node_name_map;
 pub mod path_sl;
 mod scan;
+pub mod simgrid;
+pub mod simgrid_bench;
 pub mod sl2vl;
 
 pub use diagnostic::{Diagnostic, ParseError, Severity};

@@ -12,6 +12,8 @@ mod diff;
 mod rankmap;
 mod repair;
 mod route;
+mod simgrid;
+mod simulate;
 mod source;
 mod topo;
 
@@ -46,6 +48,10 @@ enum Command {
     A2a(a2a::A2aArgs),
     /// Number a job's hosts so that a collective crosses fewer switch hops (two-opt rank placement); write the hostfile.
     Rankmap(rankmap::RankmapArgs),
+    /// Write the SimGrid platform (hosts, links, every pair's programmed route) and hostfile of a routed fabric.
+    Simgrid(simgrid::SimgridArgs),
+    /// Simulate an MPI collective or traffic pattern on the programmed routes with SimGrid's smpirun.
+    Simulate(simulate::SimulateArgs),
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write it and one page per subcommand into a directory.
@@ -63,6 +69,8 @@ fn main() -> ExitCode {
         Command::DeadlockCheck(args) => deadlock_check::run(args),
         Command::A2a(args) => a2a::run(args),
         Command::Rankmap(args) => rankmap::run(args),
+        Command::Simgrid(args) => simgrid::run(args),
+        Command::Simulate(args) => simulate::run(args),
         Command::Completions(args) => args.run(Cli::command()),
         Command::Man(args) => args.run(Cli::command()),
     };

@@ -1,0 +1,335 @@
+//! `ibfabric simgrid`: write the SimGrid platform of a fabric and its routing (the core's, or
+//! forwarding tables read back) and the `smpirun` hostfile of its hosts. What the platform
+//! holds and where its flow model is not InfiniBand: `ibfabric::simulation`.
+//!
+//! The options shared with `ibfabric simulate` (fabric, routing, hosts, link model, layer
+//! policy) and the platform they build live here too.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::str::FromStr;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use ibfabric::Fabric;
+use ibfabric::cli::{input, output};
+use ibfabric::io::hostfile::{self, HostIndex};
+use ibfabric::io::simgrid;
+use ibfabric::options::{FrontEndDefaults, MAX_LAYERS, PathOptions};
+use ibfabric::routing::{ForwardingTables, LidTable, assign_lids, route_fabric};
+use ibfabric::simulation::{LayerPolicy, LinkModel, Platform};
+use ibfabric::topology::{LinkSpeed, LinkWidth, PortRef};
+
+use crate::source::{has_lids, load_fabric, load_tables};
+
+const DEFAULT_LAYERS: usize = FrontEndDefaults::COMMAND
+    .layers
+    .expect("the command's default layers");
+
+/// Which fabric, which routing, which hosts, which link model: what a platform is made of.
+#[derive(Args, Clone)]
+pub struct PlatformArgs {
+    /// The fabric: topology spec (slimfly:q=5), fabric document or plan, or an ibnetdiscover
+    /// dump.
+    #[arg(long)]
+    pub fabric: String,
+    /// Forwarding tables the subnet manager programmed (opensm-lfts.dump or `ibroute`
+    /// output); without them the core routes the fabric (--algorithm, --layers).
+    #[arg(long, value_name = "FILE")]
+    pub lfts: Option<PathBuf>,
+    /// Layers the core routes (a power of two; ignored with --lfts).
+    #[arg(long, default_value_t = DEFAULT_LAYERS)]
+    pub layers: usize,
+    #[command(flatten)]
+    pub paths: PathOptions,
+    /// The job's hosts, one rank per line (node name, description or hostname; `host
+    /// slots=N` as Open MPI and `ibfabric rankmap` write it); default: every host, one rank
+    /// each, in node order.
+    #[arg(long, value_name = "FILE")]
+    pub hosts: Option<PathBuf>,
+    /// Which layer (LID offset) a host pair's traffic takes: `fixed:K`, or `round-robin`
+    /// (pair i, j of the platform's hosts on layer (i + j) mod the destination's LIDs, as
+    /// Open MPI spread its queue pairs over LMC paths). SimGrid holds one route per pair.
+    #[arg(long, default_value = "round-robin", value_name = "POLICY")]
+    pub layer_policy: LayerPolicyArg,
+    /// Rate of cables whose rate the fabric does not give (generated fabrics), as
+    /// `WIDTH:SPEED`, e.g. 4x:HDR.
+    #[arg(long, default_value = "4x:EDR", value_name = "WIDTH:SPEED")]
+    pub rate: RateArg,
+    /// Bandwidth of every link in Gb/s, whatever its rate.
+    #[arg(long, value_name = "GBPS")]
+    pub bandwidth: Option<f64>,
+    /// Latency of every link in nanoseconds (a switch traversal and its cable).
+    #[arg(long, default_value_t = LinkModel::DEFAULT.latency_ns, value_name = "NS")]
+    pub latency: f64,
+    /// Node-name-map applied when reading an ibnetdiscover dump.
+    #[arg(long, value_name = "FILE")]
+    pub node_name_map: Option<PathBuf>,
+}
+
+/// `--layer-policy`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LayerPolicyArg {
+    /// `fixed:K`.
+    Fixed(u16),
+    /// `round-robin`.
+    RoundRobin,
+}
+
+impl FromStr for LayerPolicyArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "round-robin" {
+            return Ok(Self::RoundRobin);
+        }
+        s.strip_prefix("fixed:")
+            .and_then(|k| k.parse().ok())
+            .map(Self::Fixed)
+            .ok_or_else(|| format!("{s:?}: expected fixed:K (K a layer number) or round-robin"))
+    }
+}
+
+impl std::fmt::Display for LayerPolicyArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Fixed(k) => write!(f, "fixed:{k}"),
+            Self::RoundRobin => f.write_str("round-robin"),
+        }
+    }
+}
+
+/// `--rate WIDTH:SPEED`.
+#[derive(Clone, Copy, Debug)]
+pub struct RateArg(LinkWidth, LinkSpeed);
+
+impl FromStr for RateArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (w, v) = s
+            .split_once(':')
+            .ok_or_else(|| format!("{s:?}: expected WIDTH:SPEED, e.g. 4x:EDR"))?;
+        Ok(Self(w.parse()?, v.parse()?))
+    }
+}
+
+/// A fabric with its LIDs and tables, and how the tables came about (for notes and reports).
+pub struct Routing {
+    pub fabric: Fabric,
+    pub lids: LidTable,
+    pub tables: ForwardingTables,
+    pub description: String,
+}
+
+impl PlatformArgs {
+    /// The link model the options give.
+    pub fn link_model(&self) -> anyhow::Result<LinkModel> {
+        if !(self.latency.is_finite() && self.latency >= 0.0) {
+            bail!(
+                "--latency {} must be a number of nanoseconds ≥ 0",
+                self.latency
+            );
+        }
+        if let Some(b) = self.bandwidth
+            && !(b.is_finite() && b > 0.0)
+        {
+            bail!("--bandwidth {b} must be a positive number of Gb/s");
+        }
+        Ok(LinkModel {
+            default_width: self.rate.0,
+            default_speed: self.rate.1,
+            bandwidth_gbps: self.bandwidth,
+            latency_ns: self.latency,
+        })
+    }
+
+    /// The fabric, without routing it.
+    pub fn load_fabric(&self) -> anyhow::Result<Fabric> {
+        load_fabric(&self.fabric, self.node_name_map.as_deref())
+    }
+
+    /// The fabric routed: its tables read back (--lfts) or the core's routing.
+    pub fn route(&self, mut fabric: Fabric) -> anyhow::Result<Routing> {
+        if let Some(path) = &self.lfts {
+            let tables = load_tables(&mut fabric, &self.fabric, path)?;
+            let lids = LidTable::from_fabric(&fabric).with_context(|| self.fabric.clone())?;
+            return Ok(Routing {
+                fabric,
+                lids,
+                tables,
+                description: format!("tables {}", input::display_name(path)),
+            });
+        }
+        if !self.layers.is_power_of_two() || self.layers > MAX_LAYERS {
+            bail!(
+                "--layers {} must be a power of two from 1 to {MAX_LAYERS} (LMC 0..7)",
+                self.layers
+            );
+        }
+        if !has_lids(&fabric) {
+            assign_lids(&mut fabric, self.layers.trailing_zeros() as u8)?;
+        }
+        let routed = route_fabric(&fabric, &self.paths.routing(self.layers))?;
+        let plural = if self.layers == 1 { "" } else { "s" };
+        Ok(Routing {
+            fabric,
+            lids: routed.lids,
+            tables: routed.tables,
+            description: format!("{:?}, {} layer{plural}", self.paths.algorithm, self.layers)
+                .to_lowercase(),
+        })
+    }
+
+    /// The job's ranks as endpoint ports (--hosts, or every host in node order).
+    pub fn ranks(&self, fabric: &Fabric) -> anyhow::Result<Vec<PortRef>> {
+        match &self.hosts {
+            Some(path) => ranks_from_file(fabric, path),
+            None => {
+                let ranks: Vec<PortRef> = fabric
+                    .hosts()
+                    .filter_map(|h| endpoint_of(fabric, h))
+                    .collect();
+                if ranks.is_empty() {
+                    bail!("{}: no host with a LID cabled to a switch", fabric.name);
+                }
+                Ok(ranks)
+            }
+        }
+    }
+
+    /// The layer policy as the core takes it.
+    pub fn layer_policy(&self) -> LayerPolicy {
+        match self.layer_policy {
+            LayerPolicyArg::Fixed(k) => LayerPolicy::Fixed(k),
+            LayerPolicyArg::RoundRobin => LayerPolicy::RoundRobin,
+        }
+    }
+}
+
+/// The first port of `node` with a LID cabled to a switch.
+pub fn endpoint_of(fabric: &Fabric, node: ibfabric::topology::NodeId) -> Option<PortRef> {
+    fabric.neighbours(node).find_map(|(p, peer)| {
+        let lid = fabric.node(node).ports[usize::from(p)].lid;
+        (lid != 0 && fabric.node(peer.node).is_switch()).then_some(PortRef { node, port: p })
+    })
+}
+
+/// Ranks from a host list (`host` or `host slots=N` per line).
+fn ranks_from_file(fabric: &Fabric, path: &std::path::Path) -> anyhow::Result<Vec<PortRef>> {
+    let name = input::display_name(path);
+    let text = input::read_text(path)?;
+    let mut lines = Vec::new();
+    for (line, entry) in hostfile::parse_hosts(&text) {
+        let mut words = entry.split_whitespace();
+        let host = words.next().unwrap_or(entry);
+        let mut slots = 1usize;
+        for word in words {
+            match word.strip_prefix("slots=").map(str::parse::<usize>) {
+                Some(Ok(n)) if n > 0 => slots = n,
+                _ => bail!("{name}:{line}: expected `host` or `host slots=N`, found {entry:?}"),
+            }
+        }
+        lines.extend(std::iter::repeat_n((line, host), slots));
+    }
+    if lines.is_empty() {
+        bail!("{name}: no hosts");
+    }
+    let nodes = HostIndex::new(fabric)
+        .resolve(&lines)
+        .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    lines
+        .iter()
+        .zip(nodes)
+        .map(|(&(line, host), node)| {
+            endpoint_of(fabric, node).with_context(|| {
+                format!("{name}:{line}: host {host:?} has no port with a LID cabled to a switch")
+            })
+        })
+        .collect()
+}
+
+/// The platform of `ranks` (one host per distinct port, in first-rank order) and each rank's
+/// host index.
+pub fn platform_of(
+    routing: &Routing,
+    ranks: &[PortRef],
+    model: &LinkModel,
+    policy: &LayerPolicy,
+) -> anyhow::Result<(Platform, Vec<usize>)> {
+    let mut ports: Vec<PortRef> = Vec::new();
+    let mut host_of = Vec::with_capacity(ranks.len());
+    let mut index = std::collections::HashMap::new();
+    for &r in ranks {
+        let next = ports.len();
+        let i = *index.entry(r).or_insert(next);
+        if i == next {
+            ports.push(r);
+        }
+        host_of.push(i);
+    }
+    let platform = Platform::build(
+        &routing.fabric,
+        &routing.lids,
+        &routing.tables,
+        &ports,
+        model,
+        policy,
+    )
+    .with_context(|| routing.fabric.name.clone())?;
+    Ok((platform, host_of))
+}
+
+/// The comment lines at the top of the platform file.
+pub fn notes(routing: &Routing, policy: &str, model: &LinkModel) -> Vec<String> {
+    let rate = match model.bandwidth_gbps {
+        Some(b) => format!("every link {b} Gb/s"),
+        None => format!(
+            "links at their IB data rate ({}x {} where the fabric gives none)",
+            model.default_width.lanes(),
+            model.default_speed
+        ),
+    };
+    vec![
+        format!("routing: {}; layer policy {policy}", routing.description),
+        format!("{rate}, {} ns per link", model.latency_ns),
+    ]
+}
+
+#[derive(Args)]
+pub struct SimgridArgs {
+    #[command(flatten)]
+    platform: PlatformArgs,
+    /// Write the platform XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Write the `smpirun -hostfile` (one SimGrid host per rank) to FILE.
+    #[arg(long, value_name = "FILE")]
+    hostfile: Option<PathBuf>,
+}
+
+pub fn run(args: SimgridArgs) -> anyhow::Result<ExitCode> {
+    let model = args.platform.link_model()?;
+    let routing = args.platform.route(args.platform.load_fabric()?)?;
+    let ranks = args.platform.ranks(&routing.fabric)?;
+    let policy = args.platform.layer_policy();
+    let (platform, host_of) = platform_of(&routing, &ranks, &model, &policy)?;
+    let notes = notes(&routing, &args.platform.layer_policy.to_string(), &model);
+    let mut files = vec![(
+        args.out.clone(),
+        simgrid::write_platform(&platform, &notes).into_bytes(),
+    )];
+    if let Some(path) = &args.hostfile {
+        let hosts = host_of.iter().map(|&h| platform.hosts[h].id.as_str());
+        files.push((path.clone(), simgrid::write_hostfile(hosts).into_bytes()));
+    }
+    output::write_all_atomically(&files)?;
+    eprintln!(
+        "{}: {} hosts, {} links, {} routes ({}; layer policy {})",
+        routing.fabric.name,
+        platform.hosts.len(),
+        platform.links.len(),
+        platform.route_count(),
+        routing.description,
+        args.platform.layer_policy
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,37 @@
+//! What a routing is worth to an application, measured by a simulator the field trusts
+//! (SimGrid's SMPI) on the routes the forwarding tables really program. This module builds the
+//! simulator's input; it simulates nothing itself.
+//!
+//! * [`Platform`]: one SimGrid host per endpoint of the job, one link per direction of every
+//!   cable the job's routes use (bandwidth and latency from the cable's IB rate,
+//!   [`LinkModel`]), and the route of every ordered host pair as the tables program it: the
+//!   source's cable up, each switch's table entry for the destination LID in turn, the
+//!   destination's cable down. [`crate::io::simgrid`] writes it as XML.
+//! * Multipath ([`LayerPolicy`]): SimGrid's `Full` routing holds one route per host pair, so a
+//!   pair's traffic takes one layer (LID offset): a fixed one, the per-pair round robin Open MPI
+//!   used to spread queue pairs over LMC paths (pair (i, j) on layer (i + j) mod L), or the
+//!   layer a schedule gives each flow (the MLFM paper's source-chosen spines). Splitting one
+//!   message over all layers as parallel flows is not expressible in a `Full` zone.
+//! * Traffic ([`traffic`]): the phase tables the benchmark runs (random permutation,
+//!   adversarial switch pairing, a schedule's phases).
+//!
+//! # Where the flow model is not InfiniBand
+//! SimGrid shares each link max-min fairly among the flows crossing it, as steady fluid flows
+//! (the `CM02` model, with SMPI's TCP-calibrated correction factors switched off by the
+//! command). InfiniBand has credit-based link-level flow control: a congested output port
+//! stops its upstream ports, whose other flows stall behind it (head-of-line blocking, trees
+//! of congestion spreading back to senders that cross no hot link). The simulator has none of
+//! that, nor virtual lanes, packet sizes, switch buffers or adaptive routing; a flow is
+//! slowed only by the links it crosses. Simulated times are therefore a lower bound on a
+//! congested fabric, and differences between routings show link sharing, not congestion
+//! spreading.
+
+mod platform;
+pub mod traffic;
+
+pub use platform::{
+    LayerPolicy, LinkModel, Platform, PlatformError, SimHost, SimLink, data_gbps_per_lane,
+};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,224 @@
+//! `ibfabric simgrid` and `ibfabric simulate` end to end, with SimGrid's real smpicc and
+//! smpirun (libsimgrid-dev): a routing that sends every inter-leaf message of a fat tree over
+//! one spine makes an all-to-all slower than a minimal routing that spreads it over the spines.
+
+#[path = "common/cli.rs"]
+mod cli;
+
+use std::path::Path;
+
+use cli::{ibfabric, stderr};
+use ibfabric::io::lfts;
+use ibfabric::routing::{Algorithm, ForwardingTables, RoutingConfig, assign_lids, route_fabric};
+use ibfabric::topology::{Fabric, NodeId, TopologySpec};
+
+/// Four leaves, two spines, two hosts per leaf: every leaf reaches every other leaf over
+/// either spine. (The core's own minimal routing picks one spine per destination leaf, so in
+/// a shift phase a leaf's two hosts, sending to one leaf, share an uplink there too: the
+/// deliberately balanced routing below spreads by destination host instead.)
+const FAT_TREE: &str = "fattree:leaves=4,spines=2,links-per-pair=1,hosts-per-leaf=2";
+
+fn fabric() -> Fabric {
+    let mut fabric = FAT_TREE.parse::<TopologySpec>().unwrap().build().unwrap();
+    assign_lids(&mut fabric, 0).unwrap();
+    fabric
+}
+
+/// The core's balanced minimal routing (one layer).
+fn balanced(fabric: &Fabric) -> (ibfabric::routing::LidTable, ForwardingTables) {
+    let config = RoutingConfig {
+        layers: 1,
+        algorithm: Algorithm::Minimal,
+        seed: 1,
+        ..Default::default()
+    };
+    let routed = route_fabric(fabric, &config).unwrap();
+    (routed.lids, routed.tables)
+}
+
+/// The switches with hosts (leaves) and the switches without (spines).
+fn leaves_and_spines(fabric: &Fabric) -> (Vec<NodeId>, Vec<NodeId>) {
+    let has_host = |s: &NodeId| {
+        fabric
+            .neighbours(*s)
+            .any(|(_, peer)| !fabric.node(peer.node).is_switch())
+    };
+    fabric.switches().partition(has_host)
+}
+
+/// The core's tables with each leaf sending the LID of the k-th host (node order) of another
+/// leaf up to spine `spine_of(k)`; the spines deliver as the core routes them (a spine reaches
+/// each leaf over its one cable).
+fn up_by_host(fabric: &Fabric, spine_of: impl Fn(usize) -> usize) -> ForwardingTables {
+    let (_, mut tables) = balanced(fabric);
+    let (leaves, spines) = leaves_and_spines(fabric);
+    for &leaf in &leaves {
+        for (k, host) in fabric.hosts().enumerate() {
+            let (port, peer) = fabric.neighbours(host).next().unwrap();
+            if peer.node == leaf {
+                continue;
+            }
+            let spine = spines[spine_of(k) % spines.len()];
+            let up = fabric
+                .neighbours(leaf)
+                .find(|(_, peer)| peer.node == spine)
+                .map(|(p, _)| p)
+                .unwrap();
+            tables.set(leaf, fabric.node(host).ports[usize::from(port)].lid, up);
+        }
+    }
+    tables
+}
+
+/// Uncongested: consecutive hosts of a leaf are reached over different spines, so the two
+/// messages a leaf's hosts send to one leaf (or receive from one) in a shift phase never share
+/// a cable.
+fn spread_over_spines(fabric: &Fabric) -> ForwardingTables {
+    up_by_host(fabric, |k| k)
+}
+
+/// Congested: every inter-leaf message crosses the first spine.
+fn one_spine(fabric: &Fabric) -> ForwardingTables {
+    up_by_host(fabric, |_| 0)
+}
+
+fn write_tables(dir: &Path, name: &str, fabric: &Fabric, tables: &ForwardingTables) -> String {
+    let lids = ibfabric::routing::LidTable::from_fabric(fabric).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, lfts::write_ibroute(fabric, &lids, tables)).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn simulated_seconds(lfts: &str, pattern: &str) -> f64 {
+    let out = ibfabric(&[
+        "simulate",
+        "--fabric",
+        FAT_TREE,
+        "--lfts",
+        lfts,
+        "--pattern",
+        pattern,
+        "--bytes",
+        "262144",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ranks"], 8);
+    let seconds = report["simulated_seconds"].as_f64().unwrap();
+    assert!(seconds > 0.0, "{report}");
+    assert!(report["effective_bandwidth_gbps"].as_f64().unwrap() > 0.0);
+    seconds
+}
+
+#[test]
+fn an_all_to_all_over_one_spine_takes_longer_than_spread_over_the_spines() {
+    let dir = tempfile::tempdir().unwrap();
+    let fabric = fabric();
+    let spread = write_tables(
+        dir.path(),
+        "spread.lfts",
+        &fabric,
+        &spread_over_spines(&fabric),
+    );
+    let congested = write_tables(dir.path(), "one-spine.lfts", &fabric, &one_spine(&fabric));
+    let fast = simulated_seconds(&spread, "alltoall");
+    let slow = simulated_seconds(&congested, "alltoall");
+    assert!(slow > fast, "one spine {slow} s, spread {fast} s");
+}
+
+#[test]
+fn a_shift_all_to_all_in_phases_over_one_spine_takes_longer_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let fabric = fabric();
+    let spread = write_tables(
+        dir.path(),
+        "spread.lfts",
+        &fabric,
+        &spread_over_spines(&fabric),
+    );
+    let congested = write_tables(dir.path(), "one-spine.lfts", &fabric, &one_spine(&fabric));
+    let fast = simulated_seconds(&spread, "shift");
+    let slow = simulated_seconds(&congested, "shift");
+    assert!(slow > fast, "one spine {slow} s, spread {fast} s");
+}
+
+#[test]
+fn the_platform_has_a_host_per_rank_and_a_route_per_ordered_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let (platform, hostfile) = (dir.path().join("p.xml"), dir.path().join("hosts.txt"));
+    let out = ibfabric(&[
+        "simgrid",
+        "--fabric",
+        FAT_TREE,
+        "--layers",
+        "2",
+        "--out",
+        platform.to_str().unwrap(),
+        "--hostfile",
+        hostfile.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hosts = fabric().hosts().count();
+    let xml = std::fs::read_to_string(&platform).unwrap();
+    assert_eq!(xml.matches("<host ").count(), hosts);
+    assert_eq!(xml.matches("<route ").count(), hosts * (hosts - 1));
+    assert_eq!(
+        xml.matches("symmetrical=\"NO\"").count(),
+        hosts * (hosts - 1)
+    );
+    let lines: Vec<String> = std::fs::read_to_string(&hostfile)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(lines.len(), hosts);
+    for host in &lines {
+        assert!(xml.contains(&format!("<host id=\"{host}\"")), "{host}");
+    }
+}
+
+#[test]
+fn without_smpicc_the_error_says_what_to_install() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ibfabric"))
+        .args([
+            "simulate",
+            "--fabric",
+            FAT_TREE,
+            "--pattern",
+            "bcast",
+            "--bytes",
+            "1024",
+        ])
+        .env("PATH", empty.path())
+        .env("XDG_CACHE_HOME", empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("install libsimgrid-dev"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_failing_smpirun_is_reported_with_its_stderr() {
+    let out = ibfabric(&[
+        "simulate",
+        "--fabric",
+        FAT_TREE,
+        "--pattern",
+        "bcast",
+        "--bytes",
+        "1024",
+        "--smpi-cfg",
+        "no-such/option:1",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("smpirun failed"), "{err}");
+    assert!(err.contains("no-such/option"), "{err}");
+}
