@@ -20,6 +20,7 @@
 pub mod cabling;
 pub mod config;
 pub mod engine;
+pub mod multicast;
 pub mod qos;
 // The C side: the export table, the guarded entry points and the logger. The OpenSM symbols
 // they call (osm_log, osm_switch_set_hops, ...) resolve only inside the opensm executable, so
@@ -29,6 +30,8 @@ pub mod qos;
 mod entry;
 #[cfg(not(test))]
 mod logger;
+#[cfg(not(test))]
+mod mft;
 mod snapshot;
 
 #[cfg(not(test))]
