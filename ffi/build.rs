@@ -40,6 +40,17 @@ fn main() {
         .allowlist_type("osm_node_t")
         .allowlist_type("osm_physp_t")
         .allowlist_type("osm_port_t")
+        // A multicast group's members, handed to `mcast_build_stree` per MLID: the box's
+        // groups, each group's member ports.
+        .allowlist_type("osm_mgrp_box_t")
+        .allowlist_type("osm_mgrp_t")
+        .allowlist_type("osm_mcm_port_t")
+        // What `mcast_build_stree` returns (IB_SUCCESS, IB_ERROR).
+        .allowlist_var("_ib_api_status_t_IB_(SUCCESS|ERROR)")
+        // The first multicast LID (MFT row 0).
+        .allowlist_var("IB_LID_MCAST_START_HO")
+        // Sets one port of an MLID in a switch's MFT (lives in the opensm executable).
+        .allowlist_function("osm_mcast_tbl_set")
         // Registers the `layered` engine from `create` (lives in the opensm executable).
         .allowlist_function("osm_register_external_routing_engine")
         // Hop tables (lid matrices) next to the LFTs; multicast and dumps read them.

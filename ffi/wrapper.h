@@ -10,6 +10,9 @@
 #include <opensm/osm_node.h>
 #include <opensm/osm_port.h>
 #include <opensm/osm_switch.h>
+#include <opensm/osm_mcast_tbl.h>
+#include <opensm/osm_multicast.h>
+#include <opensm/osm_mcm_port.h>
 #include <opensm/osm_subnet.h>
 #include <opensm/osm_opensm.h>
 #include <opensm/osm_event_plugin.h>

@@ -2,7 +2,7 @@
 //! re-implemented in Rust (bindgen does not bind inline functions). Each names the header line
 //! it mirrors (Debian's libopensm-dev 3.3.23).
 
-use crate::{cl_map_item_t, cl_qmap_t, osm_node_t, osm_physp_t};
+use crate::{cl_list_item_t, cl_map_item_t, cl_qlist_t, cl_qmap_t, osm_node_t, osm_physp_t};
 
 /// `IB_PORT_LMC_MASK` (`iba/ib_types.h`): the LMC bits of `ib_port_info_t::mkey_lmc`.
 const IB_PORT_LMC_MASK: u8 = 0x07;
@@ -30,6 +30,32 @@ pub unsafe fn qmap_items(map: *const cl_qmap_t) -> impl Iterator<Item = *mut cl_
         // SAFETY: `current` is an item of the live map (not `nil`), whose list link points at
         // the next item or back at `nil` (cl_qmap.h:599).
         item = unsafe { (*current).pool_item.list_item.p_next }.cast::<cl_map_item_t>();
+        Some(current)
+    })
+}
+
+/// The items of a `cl_qlist_t` in list order, as raw pointers to their `cl_list_item_t`
+/// (which the caller turns into its object with the item's offset, as `cl_item_obj` does).
+///
+/// Mirrors `cl_qlist_head` (complib/cl_qlist.h:614), `cl_qlist_next` (:538) and
+/// `cl_qlist_end` (:689): the items form a ring through `end`.
+///
+/// # Safety
+/// `list` must point at an initialised `cl_qlist_t` that nobody modifies while the iterator
+/// is used (OpenSM holds its lock around the routing and multicast callbacks).
+pub unsafe fn qlist_items(list: *const cl_qlist_t) -> impl Iterator<Item = *mut cl_list_item_t> {
+    // SAFETY: `list` is valid (caller); taking the address of a field reads nothing.
+    let end: *const cl_list_item_t = unsafe { &raw const (*list).end };
+    // SAFETY: as above; `end.p_next` is the head (cl_qlist.h:621).
+    let mut item = unsafe { (*list).end.p_next };
+    std::iter::from_fn(move || {
+        if item.cast_const() == end {
+            return None;
+        }
+        let current = item;
+        // SAFETY: `current` is an item of the live list (not `end`), whose link points at
+        // the next item or back at `end` (cl_qlist.h:538).
+        item = unsafe { (*current).p_next };
         Some(current)
     })
 }
@@ -123,6 +149,22 @@ mod tests {
         // `sa` and `cc`: the struct is far larger than the subnet alone.
         assert!(size_of::<osm_opensm_t>() > size_of::<crate::osm_subn_t>());
         assert!(offset_of!(osm_opensm_t, log) > offset_of!(osm_opensm_t, sa));
+    }
+
+    #[test]
+    fn empty_qlist_yields_nothing() {
+        // SAFETY: cl_qlist_t is plain old data; all-zero is valid before the links are set.
+        let mut list: cl_qlist_t = unsafe { std::mem::zeroed() };
+        let end = &raw mut list.end;
+        list.end.p_next = end;
+        list.end.p_prev = end;
+        // SAFETY: `list` is initialised as cl_qlist_init leaves it and not modified.
+        assert_eq!(unsafe { qlist_items(&list) }.count(), 0);
+    }
+
+    #[test]
+    fn map_item_is_the_first_member_of_a_member_port() {
+        assert_eq!(offset_of!(crate::osm_mcm_port_t, map_item), 0);
     }
 
     #[test]

@@ -20,6 +20,7 @@ use ibfabric::topology::{
     FabricError, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef, link_rate,
 };
 
+use crate::multicast::McastBasis;
 use crate::qos::QosAnswers;
 
 /// One node of the subnet as OpenSM knows it.
@@ -306,6 +307,8 @@ pub struct Routed {
     pub base: Option<Arc<RepairBase>>,
     /// What the repair changed, when this routing is a repair.
     pub repair: Option<Repair>,
+    /// What the multicast trees of this routing are built over.
+    pub multicast: Arc<McastBasis>,
     /// Time the routing took.
     pub elapsed: Duration,
 }
@@ -386,6 +389,12 @@ pub fn route(
             guarantee: None,
             base: None,
             repair: None,
+            multicast: Arc::new(McastBasis {
+                fabric,
+                graph,
+                order: None,
+                scheme: "deadlock avoidance off".into(),
+            }),
             elapsed: started.elapsed(),
         });
     }
@@ -485,6 +494,12 @@ fn finish(
         done.path_sls.clone(),
         done.sl2vl.clone(),
     );
+    let multicast = Arc::new(McastBasis {
+        fabric: fabric.clone(),
+        graph: graph.clone(),
+        order: done.order.clone(),
+        scheme: scheme_name(&done.outcome).into(),
+    });
     let base = matches!(done.outcome, SchemeOutcome::PortPair { .. }).then(|| {
         Arc::new(RepairBase {
             fabric,
@@ -504,8 +519,18 @@ fn finish(
         guarantee: Some(done.outcome.guarantee()),
         base,
         repair,
+        multicast,
         elapsed: started.elapsed(),
     })
+}
+
+/// The name of the scheme that made the routing deadlock-free, as [`Scheme::name`] gives it.
+fn scheme_name(outcome: &SchemeOutcome) -> &'static str {
+    match outcome {
+        SchemeOutcome::Dfsssp { .. } => "DFSSSP virtual lanes",
+        SchemeOutcome::Colouring { .. } => "switch colouring",
+        SchemeOutcome::PortPair { .. } => "lanes by port pair",
+    }
 }
 
 /// Every switch's entries (port and hops) for every LID, checked complete.

@@ -1,5 +1,6 @@
 //! The entry points OpenSM calls: `create`/`delete`/`report` of the event plugin table, and
-//! the routing engine's `setup`, `build_lid_matrices` and `ucast_build_fwd_tables`.
+//! the routing engine's `setup`, `build_lid_matrices`, `ucast_build_fwd_tables`, `path_sl`,
+//! `update_sl2vl` and `mcast_build_stree`.
 
 use std::ffi::{CStr, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -8,17 +9,19 @@ use std::time::Instant;
 
 use ibfabric::options::DeadlockMode;
 use opensm_sys::{
-    OSM_NO_PATH, OSM_VERSION, external_routing_engine_module_t, ib_net16_t, ib_slvl_table_t,
-    osm_epi_event_id_t, osm_event_plugin_t, osm_opensm_t, osm_physp_t,
+    _ib_api_status_t_IB_ERROR, _ib_api_status_t_IB_SUCCESS, OSM_NO_PATH, OSM_VERSION,
+    external_routing_engine_module_t, ib_api_status_t, ib_net16_t, ib_slvl_table_t,
+    osm_epi_event_id_t, osm_event_plugin_t, osm_mgrp_box_t, osm_opensm_t, osm_physp_t,
     osm_register_external_routing_engine, osm_routing_engine_t, osm_switch_clear_hops,
     osm_switch_set_hops, osm_switch_t,
 };
 
 use crate::config::{Config, Fault, Source};
 use crate::engine::{DeadlockSettings, NodeRecord, Routed};
+use crate::multicast::{Groups, McastBasis, MemberRecord, Programmed};
 use crate::qos::{QosAnswers, packed};
 use crate::sweep_log::{self, Outcome, SweepRecord};
-use crate::{cabling, engine, logger, snapshot};
+use crate::{cabling, engine, logger, mft, snapshot};
 
 /// The routing engine name for `routing_engine` in opensm.conf.
 pub const ENGINE_NAME: &CStr = c"layered";
@@ -65,6 +68,8 @@ struct Plugin {
     reported: Mutex<Option<(Option<String>, String)>>,
     /// The configured `sweep_log`, as of the last routing pass that read the configuration.
     sweep_log: Mutex<Option<std::path::PathBuf>>,
+    /// The multicast trees built over the routing in force (a new routing starts afresh).
+    multicast: Mutex<Option<(Arc<Routed>, Groups)>>,
 }
 
 impl Plugin {
@@ -207,6 +212,7 @@ extern "C" fn create(osm: *mut osm_opensm_t) -> *mut c_void {
             plan: Mutex::new(cabling::PlanCache::default()),
             reported: Mutex::new(None),
             sweep_log: Mutex::new(None),
+            multicast: Mutex::new(None),
         }));
         let module = external_routing_engine_module_t {
             name: ENGINE_NAME.as_ptr(),
@@ -260,6 +266,7 @@ extern "C" fn setup(re: *mut osm_routing_engine_t, _osm: *mut osm_opensm_t) -> c
         re.ucast_build_fwd_tables = Some(ucast_build_fwd_tables);
         re.path_sl = Some(path_sl);
         re.update_sl2vl = Some(update_sl2vl);
+        re.mcast_build_stree = Some(mcast_build_stree);
         0
     })
 }
@@ -729,4 +736,92 @@ unsafe extern "C" fn update_sl2vl(
             unsafe { (*table).raw_vl_by_sl = packed(&row) };
         }
     })
+}
+
+/// Builds the spanning tree of one multicast group and sets it in the switches' MFTs: over the
+/// routing in force (inside the lanes by port pair when they are the scheme), else — no
+/// routing of ours, a member it does not know, an internal error — a plain shortest-path tree
+/// over a fresh snapshot, said in the log. OpenSM has no fallback of its own here
+/// (osm_mcast_mgr.c: mcast_mgr_process_mlid), so an error leaves the group without a tree.
+unsafe extern "C" fn mcast_build_stree(
+    context: *mut c_void,
+    mbox: *mut osm_mgrp_box_t,
+) -> ib_api_status_t {
+    guard("mcast_build_stree", _ib_api_status_t_IB_ERROR, || {
+        if mbox.is_null() {
+            return _ib_api_status_t_IB_ERROR;
+        }
+        // SAFETY: as in `build_lid_matrices`.
+        let plugin = unsafe { &*context.cast::<Plugin>() };
+        // SAFETY: OpenSM passes the live box of the MLID it processes, under its lock
+        // (osm_mcast_mgr.c: osm_mcast_mgr_process -> mcast_mgr_process_mlid).
+        let (mlid, members) = unsafe { mft::members(mbox) };
+        let programmed =
+            match catch_unwind(AssertUnwindSafe(|| tree_of_routing(plugin, mlid, &members))) {
+                Ok(Ok(p)) => Ok(p),
+                Ok(Err(why)) => Err(why),
+                Err(_) => Err("internal error (panic) building the tree".to_string()),
+            };
+        let programmed = programmed.or_else(|why| {
+            log::warn!("multicast MLID {mlid:#06x}: {why}; a plain shortest-path tree instead");
+            plain_tree(plugin, mlid, &members, &why)
+        });
+        let result = programmed.and_then(|p| {
+            // SAFETY: `plugin.osm` is the daemon's; called under its lock (above).
+            unsafe { mft::set(plugin.osm, mlid, &p.entries) }.map(|()| p.line)
+        });
+        match result {
+            Ok(line) => {
+                log::info!("{line}");
+                _ib_api_status_t_IB_SUCCESS
+            }
+            Err(e) => {
+                log::error!("multicast MLID {mlid:#06x}: {e}; the group has no tree");
+                _ib_api_status_t_IB_ERROR
+            }
+        }
+    })
+}
+
+/// The group's tree over the routing in force, on the loads of the trees built over it.
+fn tree_of_routing(
+    plugin: &Plugin,
+    mlid: u16,
+    members: &[MemberRecord],
+) -> Result<Programmed, String> {
+    let routed = plugin
+        .last
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map(|(_, routed)| Arc::clone(routed))
+        .ok_or("no routing of this engine in force")?;
+    let mut state = plugin.multicast.lock().unwrap_or_else(|e| e.into_inner());
+    let current = matches!(&*state, Some((r, _)) if Arc::ptr_eq(r, &routed));
+    if !current {
+        *state = Some((Arc::clone(&routed), Groups::default()));
+    }
+    let (_, groups) = state.as_mut().expect("set above");
+    groups.program(&routed.multicast, mlid, members)
+}
+
+/// A shortest-path tree over a fresh snapshot of the subnet, no deadlock proof claimed.
+fn plain_tree(
+    plugin: &Plugin,
+    mlid: u16,
+    members: &[MemberRecord],
+    why: &str,
+) -> Result<Programmed, String> {
+    // SAFETY: called from `mcast_build_stree`, under OpenSM's lock.
+    let snapshot = unsafe { snapshot::take(plugin.osm) }.map_err(|e| e.to_string())?;
+    let (fabric, _) =
+        engine::build_fabric("opensm", &snapshot.records).map_err(|e| e.to_string())?;
+    let graph = ibfabric::routing::graph::RoutingGraph::new(&fabric);
+    let basis = McastBasis {
+        fabric,
+        graph,
+        order: None,
+        scheme: format!("plain shortest-path tree: {why}"),
+    };
+    Groups::default().program(&basis, mlid, members)
 }

@@ -20,6 +20,7 @@
 pub mod cabling;
 pub mod config;
 pub mod engine;
+pub mod multicast;
 pub mod qos;
 pub mod sweep_log;
 // The C side: the export table, the guarded entry points and the logger. The OpenSM symbols
@@ -30,6 +31,8 @@ pub mod sweep_log;
 mod entry;
 #[cfg(not(test))]
 mod logger;
+#[cfg(not(test))]
+mod mft;
 mod snapshot;
 
 #[cfg(not(test))]

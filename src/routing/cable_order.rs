@@ -348,6 +348,16 @@ impl CableOrder {
         }
     }
 
+    /// Switch v's parent in the up*/down* spanning tree (`None` for a root and for orders not
+    /// made by up*/down*): ranks rise along every child-to-parent chain and fall along every
+    /// parent-to-child chain, so every path inside the tree is unimodal.
+    pub fn tree_parent(&self, v: usize) -> Option<usize> {
+        self.parent
+            .get(v)
+            .filter(|&&p| p != NONE)
+            .map(|&p| p as usize)
+    }
+
     /// The next edge of v's route to t along the up*/down* spanning tree (up to the lowest
     /// common ancestor, then down): unimodal in this order, and the same next hop for every
     /// route through v, so these routes form a tree into t. `None` for v = t, for switches

@@ -34,6 +34,7 @@ pub mod layered;
 pub mod layers;
 pub mod lft;
 pub mod lids;
+pub mod multicast;
 mod polish;
 mod rebalance;
 pub mod repair;

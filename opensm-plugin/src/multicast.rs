@@ -1,0 +1,298 @@
+//! The pure part of `mcast_build_stree`: from a group's member ports (as OpenSM lists them) to
+//! every tree switch's forwarding entry, over the fabric, graph and cable order of the unicast
+//! routing in force, with one log line per group. Nothing here touches C.
+//!
+//! The trees of one routing share their cable loads, so later groups avoid the cables earlier
+//! ones use; a group asked for again with the same members keeps its tree (OpenSM rebuilds
+//! every group after each heavy sweep, and an unchanged tree sends no MFT block). A new
+//! routing starts afresh: OpenSM rebuilds all groups right after the unicast step
+//! (osm_state_mgr.c: `osm_mcast_mgr_process(sm, TRUE)` after `osm_ucast_mgr_process`).
+
+use std::collections::{HashMap, HashSet};
+
+use ibfabric::Fabric;
+use ibfabric::routing::cable_order::CableOrder;
+use ibfabric::routing::graph::RoutingGraph;
+use ibfabric::routing::multicast::{
+    CableLoad, Coverage, MemberPort, MulticastTree, build_tree, member_ports, tree_valley,
+};
+use ibfabric::topology::{Guid, PortRef};
+
+/// What a routing's multicast trees are built over.
+#[derive(Debug)]
+pub struct McastBasis {
+    /// The routed fabric.
+    pub fabric: Fabric,
+    /// Its switch graph.
+    pub graph: RoutingGraph,
+    /// The cable order of the lanes by port pair, when they are the scheme in force.
+    pub order: Option<CableOrder>,
+    /// What keeps the unicast routing deadlock-free, for the log of trees no proof covers.
+    pub scheme: String,
+}
+
+/// A member port as OpenSM lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MemberRecord {
+    /// Port GUID (host order): OpenSM lists a port once even if it joined twice.
+    pub port_guid: u64,
+    /// The port's node GUID (host order).
+    pub node_guid: u64,
+    /// The port's number (0 for a switch).
+    pub port: u8,
+}
+
+/// A group's tree as the switches are to be programmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Programmed {
+    /// Per tree switch (by node GUID), the ports of its MFT entry for the group.
+    pub entries: Vec<(u64, Vec<u8>)>,
+    /// The log line.
+    pub line: String,
+}
+
+/// The trees built over one routing.
+#[derive(Debug, Default)]
+pub struct Groups {
+    load: Option<CableLoad>,
+    trees: HashMap<u16, (Vec<MemberPort>, MulticastTree)>,
+}
+
+impl Groups {
+    /// The entries of group `mlid` with `members` over `basis`.
+    ///
+    /// # Errors
+    /// A member whose node is not in the routed fabric (the subnet changed since).
+    pub fn program(
+        &mut self,
+        basis: &McastBasis,
+        mlid: u16,
+        members: &[MemberRecord],
+    ) -> Result<Programmed, String> {
+        let mut seen = HashSet::new();
+        let mut ends = Vec::with_capacity(members.len());
+        for m in members.iter().filter(|m| seen.insert(m.port_guid)) {
+            let node = basis
+                .fabric
+                .node_by_guid(Guid(m.node_guid))
+                .ok_or_else(|| {
+                    format!(
+                        "member node {:#018x} is not in the routed subnet",
+                        m.node_guid
+                    )
+                })?;
+            ends.push(PortRef { node, port: m.port });
+        }
+        let load = self
+            .load
+            .get_or_insert_with(|| CableLoad::new(&basis.fabric, &basis.graph));
+        if ends.len() < 2 {
+            // As OpenSM's own builder: nothing to forward between fewer than two ports.
+            if let Some((_, old)) = self.trees.remove(&mlid) {
+                load.remove(&old);
+            }
+            return Ok(Programmed {
+                entries: Vec::new(),
+                line: format!(
+                    "multicast MLID {mlid:#06x}: {} member port{}, nothing to forward",
+                    ends.len(),
+                    if ends.len() == 1 { "" } else { "s" }
+                ),
+            });
+        }
+        let (ports, unattached) = member_ports(&basis.fabric, &basis.graph, &ends);
+        let tree = match self.trees.remove(&mlid) {
+            Some((old_ports, old)) if old_ports == ports => old,
+            previous => {
+                if let Some((_, old)) = previous {
+                    load.remove(&old);
+                }
+                build_tree(&basis.graph, basis.order.as_ref(), &ports, load)
+            }
+        };
+        let line = describe(basis, mlid, ends.len(), &tree, unattached.len());
+        let entries = tree
+            .forwarding()
+            .into_iter()
+            .map(|(s, ports)| (basis.fabric.node(basis.graph.nodes[s]).guid.0, ports))
+            .collect();
+        self.trees.insert(mlid, (ports, tree));
+        Ok(Programmed { entries, line })
+    }
+}
+
+/// The group's log line: MLID, members, tree switches, depth, root and guarantee — checked
+/// on the tree itself ([`tree_valley`]) where the order claims it.
+fn describe(
+    basis: &McastBasis,
+    mlid: u16,
+    members: usize,
+    tree: &MulticastTree,
+    unattached: usize,
+) -> String {
+    let root = tree.root.map_or_else(
+        || "none".to_string(),
+        |r| basis.fabric.node(basis.graph.nodes[r]).name.clone(),
+    );
+    let guarantee = match (tree.coverage, &basis.order) {
+        (Coverage::Unimodal, Some(order)) => match tree_valley(order, tree) {
+            None => "inside the lanes by port pair: deadlock-free with the unicast routes \
+                     whatever SL"
+                .to_string(),
+            Some(valley) => {
+                log::error!(
+                    "multicast MLID {mlid:#06x}: internal error: the tree has a valley (edges \
+                     {valley:?})"
+                );
+                "NOT covered by the deadlock proof (the tree has a valley)".to_string()
+            }
+        },
+        (Coverage::NoUnimodalTree, _) => "NOT covered by the deadlock proof (the cable order \
+                                          admits no tree for these members: shortest-path tree)"
+            .to_string(),
+        (Coverage::Unimodal | Coverage::NoOrder, _) => {
+            format!("not covered by the deadlock proof ({})", basis.scheme)
+        }
+    };
+    let mut line = format!(
+        "multicast MLID {mlid:#06x}: {members} member ports, {} tree switches, depth {}, root \
+         {root}: {guarantee}",
+        tree.switches().len(),
+        tree.depth()
+    );
+    let missed = tree.unreached.len() + unattached;
+    if missed > 0 {
+        line.push_str(&format!(
+            "; {missed} member port{} unreachable",
+            if missed == 1 { "" } else { "s" }
+        ));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ibfabric::topology::TopologySpec;
+
+    fn basis(order: bool) -> McastBasis {
+        let fabric = "slimfly:q=5"
+            .parse::<TopologySpec>()
+            .unwrap()
+            .build()
+            .unwrap();
+        let graph = RoutingGraph::new(&fabric);
+        let order = order.then(|| CableOrder::for_routing(&graph, 1));
+        McastBasis {
+            fabric,
+            graph,
+            order,
+            scheme: "DFSSSP virtual lanes".into(),
+        }
+    }
+
+    fn hosts(basis: &McastBasis, count: usize) -> Vec<MemberRecord> {
+        basis
+            .fabric
+            .hosts()
+            .take(count)
+            .map(|h| {
+                let node = basis.fabric.node(h);
+                MemberRecord {
+                    port_guid: node.ports[1].guid.0,
+                    node_guid: node.guid.0,
+                    port: 1,
+                }
+            })
+            .collect()
+    }
+
+    /// Every member host's switch has the host's port in its entry, and no host port of
+    /// anyone else is there.
+    fn assert_reaches_exactly(basis: &McastBasis, members: &[MemberRecord], p: &Programmed) {
+        let mut reached = HashSet::new();
+        for (guid, ports) in &p.entries {
+            let switch = basis.fabric.node_by_guid(Guid(*guid)).unwrap();
+            for &port in ports.iter().filter(|&&port| port != 0) {
+                let peer = basis.fabric.peer(PortRef { node: switch, port }).unwrap();
+                if !basis.fabric.node(peer.node).is_switch() {
+                    reached.insert(basis.fabric.node(peer.node).guid.0);
+                }
+            }
+        }
+        let expected: HashSet<u64> = members.iter().map(|m| m.node_guid).collect();
+        assert_eq!(reached, expected);
+    }
+
+    #[test]
+    fn groups_reach_their_members_inside_the_lanes_by_port_pair() {
+        let basis = basis(true);
+        let mut groups = Groups::default();
+        for (mlid, count) in [(0xc000, 200), (0xc001, 7)] {
+            let members = hosts(&basis, count);
+            let p = groups.program(&basis, mlid, &members).unwrap();
+            assert_reaches_exactly(&basis, &members, &p);
+            assert!(p.line.contains("whatever SL"), "{}", p.line);
+            assert!(
+                p.line.contains(&format!("{count} member ports")),
+                "{}",
+                p.line
+            );
+        }
+    }
+
+    #[test]
+    fn without_an_order_the_line_names_the_scheme() {
+        let basis = basis(false);
+        let members = hosts(&basis, 5);
+        let p = Groups::default().program(&basis, 0xc000, &members).unwrap();
+        assert_reaches_exactly(&basis, &members, &p);
+        assert!(
+            p.line
+                .ends_with("not covered by the deadlock proof (DFSSSP virtual lanes)"),
+            "{}",
+            p.line
+        );
+    }
+
+    #[test]
+    fn the_same_members_keep_their_tree_and_new_ones_move_the_load() {
+        let basis = basis(true);
+        let mut groups = Groups::default();
+        let members = hosts(&basis, 30);
+        let first = groups.program(&basis, 0xc000, &members).unwrap();
+        let load = groups.load.clone().unwrap();
+        assert_eq!(groups.program(&basis, 0xc000, &members).unwrap(), first);
+        assert_eq!(groups.load.as_ref(), Some(&load), "counted once");
+        // One member leaves: the old tree is taken off before the new one is counted.
+        let fewer = &members[..29];
+        let p = groups.program(&basis, 0xc000, fewer).unwrap();
+        assert_reaches_exactly(&basis, fewer, &p);
+        let tree_cables: u32 = groups.trees[&0xc000].1.cables.len() as u32;
+        let counted: u32 = groups.load.as_ref().unwrap().groups().iter().sum();
+        assert_eq!(counted, tree_cables);
+        // Down to one member: nothing to forward, nothing counted.
+        let p = groups.program(&basis, 0xc000, &members[..1]).unwrap();
+        assert!(p.entries.is_empty());
+        assert!(
+            groups
+                .load
+                .as_ref()
+                .unwrap()
+                .groups()
+                .iter()
+                .all(|&g| g == 0)
+        );
+    }
+
+    #[test]
+    fn a_member_outside_the_routed_subnet_is_an_error() {
+        let basis = basis(true);
+        let mut members = hosts(&basis, 3);
+        members[1].node_guid = 0xdead;
+        let err = Groups::default()
+            .program(&basis, 0xc000, &members)
+            .unwrap_err();
+        assert!(err.contains("0x000000000000dead"), "{err}");
+    }
+}

@@ -1,0 +1,276 @@
+//! Multicast inside stock OpenSM with the plugin: a Slim Fly q = 5 under ibsim (default
+//! configuration, LMC 2, `qos TRUE`), every host joins the IPoIB broadcast group and a subset
+//! a group of its own. The multicast forwarding tables read back from every switch
+//! (`ibroute -M`) must hold, per group, one tree of single cables that delivers to exactly the
+//! group's hosts, every path of which rises and then falls in the cable order the lanes by
+//! port pair are made of; and the plugin's log line must say so.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use common::Ibsim;
+use common::mcast::{Creation, IPOIB_BROADCAST, host_port_guids, join};
+use common::plugin::{LAYERED_USED, canonical, run_opensm_with_conf};
+use common::readback::core_routing;
+use ibfabric::Fabric;
+use ibfabric::deadlock::{PortPairConfig, Scheme};
+use ibfabric::io::{ibnetdiscover, ibsim};
+use ibfabric::routing::graph::RoutingGraph;
+use ibfabric::routing::multicast::{
+    CableLoad, Coverage, MemberPort, MulticastTree, member_ports, tree_valley,
+};
+use ibfabric::topology::{NodeId, PortRef};
+
+/// A group of the hosts' own.
+const PARTIAL_GROUP: &str = "ff12:e001::7";
+
+/// Per MLID, per switch, the ports of its entry, parsed from `ibroute -M` of one switch:
+/// a `Ports:` header whose digits name the port columns (port mod 10), then one line per
+/// MLID with an `x` under each port of the entry.
+fn parse_mft(text: &str, switch: NodeId, into: &mut BTreeMap<u16, BTreeMap<NodeId, Vec<u8>>>) {
+    let mut columns: Vec<usize> = Vec::new();
+    for line in text.lines() {
+        if let Some(at) = line.find("Ports:") {
+            columns = line
+                .char_indices()
+                .skip(at + "Ports:".len())
+                .filter(|(_, c)| c.is_ascii_digit())
+                .map(|(i, _)| i)
+                .collect();
+            continue;
+        }
+        let Some(first) = line.split_whitespace().next() else {
+            continue;
+        };
+        let Some(hex) = first.strip_prefix("0x") else {
+            continue;
+        };
+        let Ok(mlid) = u16::from_str_radix(hex, 16) else {
+            continue;
+        };
+        let bytes = line.as_bytes();
+        let ports: Vec<u8> = columns
+            .iter()
+            .enumerate()
+            .filter(|&(_, &col)| bytes.get(col) == Some(&b'x'))
+            .map(|(port, _)| port as u8)
+            .collect();
+        into.entry(mlid).or_default().insert(switch, ports);
+    }
+}
+
+/// Every switch's multicast table, read back.
+fn multicast_tables(sim: &Ibsim, fabric: &Fabric) -> BTreeMap<u16, BTreeMap<NodeId, Vec<u8>>> {
+    let mut tables = BTreeMap::new();
+    for s in fabric.switches() {
+        let lid = fabric.node(s).ports[0].lid.to_string();
+        parse_mft(&sim.run("ibroute", &["-M", &lid]), s, &mut tables);
+    }
+    tables
+}
+
+/// The group's tree as the switches hold it, checked to be one: every switch-to-switch port
+/// of an entry is in the entry at the cable's other end too, no switch sends twice to one
+/// neighbour, and the entries' cables connect the switches without a cycle. Returns the tree
+/// (rooted at its first switch) and the hosts it delivers to.
+fn tree_from_entries(
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    entries: &BTreeMap<NodeId, Vec<u8>>,
+    what: &str,
+) -> (MulticastTree, BTreeSet<NodeId>) {
+    let entries: BTreeMap<NodeId, &Vec<u8>> = entries
+        .iter()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(&s, p)| (s, p))
+        .collect();
+    let mut hosts = BTreeSet::new();
+    let mut links: BTreeMap<NodeId, Vec<(NodeId, u8, u8)>> = BTreeMap::new();
+    let mut members = Vec::new();
+    for (&s, ports) in &entries {
+        let index = graph.index_of[s.index()] as usize;
+        let mut neighbours = BTreeSet::new();
+        for &port in ports.iter() {
+            if port == 0 {
+                members.push(MemberPort {
+                    switch: index,
+                    port,
+                });
+                continue;
+            }
+            let peer = fabric
+                .peer(PortRef { node: s, port })
+                .unwrap_or_else(|| panic!("{what}: switch {s:?} port {port} is not cabled"));
+            if fabric.node(peer.node).is_switch() {
+                assert!(
+                    entries
+                        .get(&peer.node)
+                        .is_some_and(|p| p.contains(&peer.port)),
+                    "{what}: {s:?} port {port} sends to a switch that does not send back"
+                );
+                assert!(
+                    neighbours.insert(peer.node),
+                    "{what}: {s:?} sends twice to {peer:?}"
+                );
+                links
+                    .entry(s)
+                    .or_default()
+                    .push((peer.node, port, peer.port));
+            } else {
+                hosts.insert(peer.node);
+                members.push(MemberPort {
+                    switch: index,
+                    port,
+                });
+            }
+        }
+    }
+    let cable_count: usize = links.values().map(Vec::len).sum::<usize>() / 2;
+    assert_eq!(
+        cable_count + 1,
+        entries.len(),
+        "{what}: a tree has one cable fewer than switches"
+    );
+    let root = *entries.keys().next().expect("a tree");
+    let mut seen = BTreeSet::from([root]);
+    let mut queue = VecDeque::from([root]);
+    let load = CableLoad::new(fabric, graph);
+    let mut cables = Vec::new();
+    while let Some(s) = queue.pop_front() {
+        for &(t, _, _) in links.get(&s).into_iter().flatten() {
+            if seen.insert(t) {
+                queue.push_back(t);
+                let (parent, child) = (
+                    graph.index_of[s.index()] as usize,
+                    graph.index_of[t.index()] as usize,
+                );
+                // The cable the entries use (not necessarily the one the load would pick).
+                let mut cable = load.cable(graph, parent, child);
+                let &(_, parent_port, child_port) =
+                    links[&s].iter().find(|l| l.0 == t).expect("a link");
+                cable.parent_port = parent_port;
+                cable.child_port = child_port;
+                cables.push(cable);
+            }
+        }
+    }
+    assert_eq!(
+        seen.len(),
+        entries.len(),
+        "{what}: the entries' cables connect every switch"
+    );
+    let tree = MulticastTree {
+        root: Some(graph.index_of[root.index()] as usize),
+        cables,
+        members,
+        unreached: Vec::new(),
+        coverage: Coverage::Unimodal,
+    };
+    (tree, hosts)
+}
+
+fn until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "not within 90 s: {what}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn slim_fly_q5_groups_reach_exactly_their_members_inside_the_lanes_by_port_pair() {
+    let sim = Ibsim::start(&ibsim::write_net(&common::generated("slimfly:q=5")));
+    let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
+    assert!(sm.log().contains(LAYERED_USED), "{}", sm.log());
+    let fabric = ibnetdiscover::parse(&sim.run("ibnetdiscover", &[]), None)
+        .expect("ibnetdiscover output")
+        .fabric;
+    let hosts = host_port_guids(&fabric);
+    assert_eq!(hosts.len(), 200);
+    // Every seventh host, so the subset touches many switches but not all.
+    let subset: Vec<u64> = hosts.iter().copied().step_by(7).collect();
+    let broadcast = join(&sim, IPOIB_BROADCAST, &hosts, Creation::Existing);
+    let partial = join(&sim, PARTIAL_GROUP, &subset, Creation::CreateWithSl(1));
+
+    let host_of_guid = |guid: u64| {
+        fabric
+            .hosts()
+            .find(|&h| fabric.node(h).ports[1].guid.0 == guid)
+            .expect("a host port")
+    };
+    let canon = canonical(&fabric);
+    let graph = RoutingGraph::new(&fabric);
+    let order_canon = core_routing(&canon, &[Scheme::PortPair(PortPairConfig { vls: 8 })])
+        .order
+        .expect("lanes by port pair have an order");
+    // The core's order is over the canonical graph: carry each edge's rank over.
+    let canon_graph = RoutingGraph::new(&canon);
+    let canon_switch = |s: usize| {
+        let node = canon
+            .node_by_guid(fabric.node(graph.nodes[s]).guid)
+            .unwrap();
+        canon_graph.index_of[node.index()] as usize
+    };
+    let ranks: Vec<u32> = (0..graph.edge_count())
+        .map(|e| {
+            let (a, b) = (graph.edge_from[e] as usize, graph.edge_to[e] as usize);
+            order_canon.rank(
+                canon_graph
+                    .edge_between(canon_switch(a), canon_switch(b))
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let order = ibfabric::routing::cable_order::CableOrder::from_ranks(ranks);
+
+    for (group, joined, guids) in [
+        ("broadcast", &broadcast, &hosts),
+        ("partial", &partial, &subset),
+    ] {
+        let what = format!("{group} group, MLID {:#06x}", joined.mlid);
+        let expected: BTreeSet<NodeId> = guids.iter().map(|&g| host_of_guid(g)).collect();
+        // Joins are processed after the sweep: wait until the tables deliver to every member.
+        let entries = until(&format!("{what} programmed"), || {
+            let mut tables = multicast_tables(&sim, &fabric);
+            let entries = tables.remove(&joined.mlid)?;
+            let (_, reached) = tree_from_entries(&fabric, &graph, &entries, &what);
+            (reached == expected).then_some(entries)
+        });
+        let (tree, reached) = tree_from_entries(&fabric, &graph, &entries, &what);
+        assert_eq!(reached, expected, "{what}: delivers to exactly its members");
+        assert_eq!(
+            tree_valley(&order, &tree),
+            None,
+            "{what}: a valley in the tree"
+        );
+        // The switches the members hang on are all in the tree.
+        let ends: Vec<PortRef> = expected
+            .iter()
+            .map(|&h| PortRef { node: h, port: 1 })
+            .collect();
+        let (ports, _) = member_ports(&fabric, &graph, &ends);
+        let switches = tree.switches();
+        assert!(ports.iter().all(|m| switches.contains(&m.switch)), "{what}");
+        let line = format!(
+            "multicast MLID {:#06x}: {} member ports",
+            joined.mlid,
+            guids.len()
+        );
+        let log = until(&format!("{what}: the plugin's line"), || {
+            let log = sm.log();
+            log.contains(&line).then_some(log)
+        });
+        let logged = log.lines().rev().find(|l| l.contains(&line)).unwrap();
+        assert!(
+            logged.contains(
+                "inside the lanes by port pair: deadlock-free with the unicast routes whatever SL"
+            ),
+            "{logged}"
+        );
+    }
+}
