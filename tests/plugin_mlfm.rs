@@ -232,3 +232,46 @@ fn a_fabric_that_is_not_an_mlfm_is_refused_and_routed_by_the_next_engine() {
     assert!(log.contains("falling back to the next routing engine"), "{log}");
     assert!(log.contains(MINHOP_USED), "{log}");
 }
+
+/// The same routing from the command line: `ibfabric route --algorithm mlfm-a2a` writes
+/// tables on which `ibfabric a2a mlfm --check` finds the schedules congestion-free, and
+/// refuses a fabric that is not an MLFM.
+#[test]
+fn the_route_command_lays_out_the_same_routing_and_refuses_other_fabrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let tables = dir.path().join("mlfm.lft");
+    let ibfabric = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ibfabric"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = ibfabric(&[
+        "route",
+        "--fabric",
+        "mlfm:d=4",
+        "--algorithm",
+        "mlfm-a2a",
+        "--deadlock",
+        "auto",
+        "--lft-out",
+        tables.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("deadlock-free by lanes by port pair"), "{text}");
+    for (n, l, m) in [(4, 5, 4), (2, 3, 2), (3, 4, 1)] {
+        let (n, l, m) = (n.to_string(), l.to_string(), m.to_string());
+        let out = ibfabric(&[
+            "a2a", "mlfm", "--d", "4", "--n", &n, "--l", &l, "--m", &m, "--check", "--fabric",
+            "mlfm:d=4", "--lfts", tables.to_str().unwrap(),
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "n={n} l={l} m={m}: {text}");
+        assert!(text.contains("throughput ratio 1.000000 (congestion-free)"), "{text}");
+    }
+    let out = ibfabric(&["route", "--fabric", "slimfly:q=5", "--algorithm", "mlfm-a2a"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not an MLFM cabled by its port plan"), "{err}");
+}

@@ -906,6 +906,43 @@ mod tests {
         }
     }
 
+    /// `algorithm: mlfm-a2a`: an MLFM is laid out and made deadlock-free for every SL, a lost
+    /// cable is repaired keeping the MLFM for the next repair, and a Slim Fly is refused.
+    #[test]
+    fn mlfm_a2a_routes_and_repairs_an_mlfm_and_refuses_other_fabrics() {
+        use ibfabric::topology::Construction;
+        let mut mlfm = ibfabric::topology::mlfm::Mlfm::new(3).unwrap().build();
+        assign_lids(&mut mlfm, 2).unwrap();
+        let (fabric, _) = build_fabric("snapshot", &records_of(&mlfm)).unwrap();
+        let config = RoutingConfig {
+            algorithm: Algorithm::MlfmA2a,
+            ..config(4)
+        };
+        let settings = DeadlockSettings {
+            mode: DeadlockMode::Auto,
+            vls: 8,
+            shortage: Shortage::Fail,
+        };
+        let routed = route(fabric.clone(), &config, &settings).unwrap();
+        assert_eq!(routed.layers, 4);
+        assert_eq!(routed.guarantee, Some(Guarantee::EverySl));
+        let uplink = fabric
+            .links()
+            .iter()
+            .position(|l| fabric.node(l.a.node).is_switch() && fabric.node(l.b.node).is_switch())
+            .unwrap();
+        let cut = fabric.after_losses(|_| false, |l| l.0 == uplink as u32);
+        let repaired = repair(&routed, cut, &config, &settings)
+            .unwrap()
+            .expect("a lost cable is repaired");
+        assert_eq!(repaired.repair.as_ref().unwrap().lost_cables, 1);
+        assert!(repaired.base.as_ref().unwrap().mlfm.is_some());
+        let (slim_fly, _) = build_fabric("snapshot", &records_of(&slim_fly_q5())).unwrap();
+        let refused = route(slim_fly, &config, &settings).unwrap_err();
+        assert!(matches!(refused, EngineError::NotMlfm(_)), "{refused}");
+        assert!(refused.to_string().contains("mlfm-a2a refused"));
+    }
+
     #[test]
     fn too_few_vls_fail_or_reduce_layers_by_policy() {
         let (fabric, _) = build_fabric("snapshot", &records_of(&slim_fly_q5())).unwrap();
