@@ -160,7 +160,10 @@ fn a_cut_spine_cable_is_repaired_and_the_log_names_the_affected_schedules(d: u32
     );
     assert_complete_and_deadlock_free(&read, "repaired");
     let log = sm.log();
-    assert!(log.contains("layered: repaired after losing 1 cable"), "{log}");
+    assert!(
+        log.contains("layered: repaired after losing 1 cable"),
+        "{log}"
+    );
     assert!(!log.contains(MINHOP_USED), "{log}");
     let lost = format!(
         "mlfm-a2a: lost cable leaf0-1 port {port} – spine1-2 port 1 (spine {{1, 2}}, columns 1 \
@@ -194,7 +197,10 @@ fn a_cut_spine_cable_is_repaired_and_the_log_names_the_affected_schedules(d: u32
     }
     eprintln!("d = {d}: {free} schedules stay congestion-free, {affected} affected");
     assert!(free > 0 && affected > 0, "{free} free, {affected} affected");
-    let summary = format!("mlfm-a2a: {free} of {} schedules stay congestion-free", free + affected);
+    let summary = format!(
+        "mlfm-a2a: {free} of {} schedules stay congestion-free",
+        free + affected
+    );
     assert!(log.contains(&summary), "no `{summary}`:\n{log}");
 }
 
@@ -226,10 +232,15 @@ fn a_fabric_that_is_not_an_mlfm_is_refused_and_routed_by_the_next_engine() {
     let sm = run_opensm_with_conf(&sim, "qos TRUE\n", Some(&config), true);
     let log = sm.log();
     assert!(
-        log.contains("layered: algorithm mlfm-a2a refused: not an MLFM cabled by its port plan: 50 switches"),
+        log.contains(
+            "layered: algorithm mlfm-a2a refused: not an MLFM cabled by its port plan: 50 switches"
+        ),
         "{log}"
     );
-    assert!(log.contains("falling back to the next routing engine"), "{log}");
+    assert!(
+        log.contains("falling back to the next routing engine"),
+        "{log}"
+    );
     assert!(log.contains(MINHOP_USED), "{log}");
 }
 
@@ -257,20 +268,49 @@ fn the_route_command_lays_out_the_same_routing_and_refuses_other_fabrics() {
         "--lft-out",
         tables.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("deadlock-free by lanes by port pair"), "{text}");
+    assert!(
+        text.contains("deadlock-free by lanes by port pair"),
+        "{text}"
+    );
     for (n, l, m) in [(4, 5, 4), (2, 3, 2), (3, 4, 1)] {
         let (n, l, m) = (n.to_string(), l.to_string(), m.to_string());
         let out = ibfabric(&[
-            "a2a", "mlfm", "--d", "4", "--n", &n, "--l", &l, "--m", &m, "--check", "--fabric",
-            "mlfm:d=4", "--lfts", tables.to_str().unwrap(),
+            "a2a",
+            "mlfm",
+            "--d",
+            "4",
+            "--n",
+            &n,
+            "--l",
+            &l,
+            "--m",
+            &m,
+            "--check",
+            "--fabric",
+            "mlfm:d=4",
+            "--lfts",
+            tables.to_str().unwrap(),
         ]);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "n={n} l={l} m={m}: {text}");
-        assert!(text.contains("throughput ratio 1.000000 (congestion-free)"), "{text}");
+        assert!(
+            text.contains("throughput ratio 1.000000 (congestion-free)"),
+            "{text}"
+        );
     }
-    let out = ibfabric(&["route", "--fabric", "slimfly:q=5", "--algorithm", "mlfm-a2a"]);
+    let out = ibfabric(&[
+        "route",
+        "--fabric",
+        "slimfly:q=5",
+        "--algorithm",
+        "mlfm-a2a",
+    ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not an MLFM cabled by its port plan"), "{err}");

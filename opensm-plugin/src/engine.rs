@@ -516,7 +516,17 @@ pub fn repair(
         report,
     };
     let mlfm = base.mlfm.clone();
-    finish(fabric, lids, graph, done, config, Some(repair), mlfm, started).map(Some)
+    finish(
+        fabric,
+        lids,
+        graph,
+        done,
+        config,
+        Some(repair),
+        mlfm,
+        started,
+    )
+    .map(Some)
 }
 
 /// Logs the cables an MLFM routing lost and, from the schedule check on the repaired tables,

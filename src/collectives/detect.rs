@@ -293,7 +293,10 @@ mod tests {
         for (spec, says) in [
             ("slimfly:q=5", "50 switches"),
             ("lsft:n=2", "14 switches"),
-            ("fattree:leaves=6,spines=3,links-per-pair=1,hosts-per-leaf=2", "switch cables"),
+            (
+                "fattree:leaves=6,spines=3,links-per-pair=1,hosts-per-leaf=2",
+                "switch cables",
+            ),
             ("circulant:nodes=9,jumps=1", "switch cable on port 1"),
         ] {
             let fabric = spec
@@ -321,8 +324,14 @@ mod tests {
                 .unwrap();
         }
         let swap = |end: PortRef| match (end.node == leaf, end.port) {
-            (true, 4) => PortRef { node: leaf, port: 5 },
-            (true, 5) => PortRef { node: leaf, port: 4 },
+            (true, 4) => PortRef {
+                node: leaf,
+                port: 5,
+            },
+            (true, 5) => PortRef {
+                node: leaf,
+                port: 4,
+            },
             _ => end,
         };
         for link in built.links() {

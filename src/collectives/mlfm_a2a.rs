@@ -159,9 +159,10 @@ pub fn named_like(detected: &DetectedMlfm, fabric: &Fabric) -> Fabric {
     let named = &detected.named;
     let mut copy = Fabric::new(fabric.name.clone());
     for node in fabric.nodes() {
-        let name = named
-            .node_by_guid(node.guid)
-            .map_or_else(|| format!("new {}", node.name), |id| named.node(id).name.clone());
+        let name = named.node_by_guid(node.guid).map_or_else(
+            || format!("new {}", node.name),
+            |id| named.node(id).name.clone(),
+        );
         let id = copy
             .add_node(NodeSpec {
                 kind: node.kind,
@@ -424,6 +425,9 @@ mod tests {
         let lines = lost_cables(&found, &cut);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(lines[0].contains("spine {"), "{}", lines[0]);
-        assert_eq!(named_like(&found, &cut).links().len(), named.links().len() - 1);
+        assert_eq!(
+            named_like(&found, &cut).links().len(),
+            named.links().len() - 1
+        );
     }
 }

@@ -466,9 +466,8 @@ pub fn route_deadlock_free_with(
                         turns,
                         ..routing.clone()
                     };
-                    let order = (turns == Turns::Unimodal).then(|| {
-                        &*order.get_or_insert_with(|| router.order(graph, routing))
-                    });
+                    let order = (turns == Turns::Unimodal)
+                        .then(|| &*order.get_or_insert_with(|| router.order(graph, routing)));
                     let layered = router.route(graph, &config, order);
                     let tables = forwarding_tables(fabric, graph, &layered, lids);
                     routed.push((turns, layered, tables));

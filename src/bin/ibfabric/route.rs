@@ -14,8 +14,7 @@ use ibfabric::collectives::{self, detect_mlfm};
 use ibfabric::deadlock::{SwitchSls, route_deadlock_free};
 use ibfabric::io::{lfts, path_sl, sl2vl};
 use ibfabric::options::{
-    AlgorithmName, DeadlockMode, FrontEndDefaults, MAX_LAYERS, MAX_VLS, PathOptions,
-    ShortagePolicy,
+    AlgorithmName, DeadlockMode, FrontEndDefaults, MAX_LAYERS, MAX_VLS, PathOptions, ShortagePolicy,
 };
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::{LidTable, Routed, assign_lids, forwarding_tables, route_fabric};
