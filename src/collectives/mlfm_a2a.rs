@@ -4,12 +4,15 @@
 //!
 //! Lanes by port pair need every route unimodal in a cable order. The layout's leaf-to-leaf
 //! routes (every server's traffic) have two cables and fit any order; the other routes (from
-//! spines, and to switch LIDs) are made unimodal in the up*/down* order from spine {0, 1}.
-//! That order admits every one of them without touching a leaf-to-leaf route: a spine's route
-//! to a leaf of another column climbs to a leaf, goes down to the destination column's spine
-//! and, if that spine is further from the root, climbs once more — a peak, never a valley —
-//! through a leaf of a column the spine shares with spine {0, 1} or of its own column, so a
-//! spine always has a neighbour whose fixed route accepts it.
+//! spines, and to switch LIDs) are made unimodal in the up*/down* order from spine {0, 1}
+//! (cables towards it rank low and rise as they near it, cables away from it rank above them
+//! and fall as they leave it). That order admits a route from every spine to every leaf
+//! without touching a leaf-to-leaf route: spine {0, 1} only falls; a spine {0, c} or {1, c}
+//! goes through its leaf in column 0 or 1 (rising) and then away (falling); a spine {a, b} with
+//! a, b ≥ 2 goes to a leaf of column a (rising) and from there rises on towards a destination
+//! in column 0 or 1, or rises once to the destination column's spine and falls. Routes to
+//! spines are free and the order's spanning tree always has one. The tests check both claims
+//! for every d up to 8.
 
 use std::fmt::Write as _;
 
@@ -109,7 +112,7 @@ impl LayerRouter for MlfmA2aRouter<'_> {
 
 /// `layers` with every route that is not unimodal in `order` given a new one that is,
 /// keeping every route that is (as a repair keeps the routes that survive).
-pub fn made_unimodal(layers: &Layers, graph: &RoutingGraph, order: &CableOrder) -> Layers {
+fn made_unimodal(layers: &Layers, graph: &RoutingGraph, order: &CableOrder) -> Layers {
     let n = graph.len();
     let mut layers = layers.clone();
     let mut shapes = Vec::new();

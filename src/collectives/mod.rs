@@ -27,8 +27,8 @@ pub use check::{CheckError, CongestionReport, LinkLoad, PhaseReport, check, phas
 pub use detect::{DetectedMlfm, NotMlfm, detect_mlfm};
 pub use layout::{core_tables, mlfm_layer_tables, mlfm_layers};
 pub use mlfm_a2a::{
-    ScheduleVerdict, lost_cables, made_unimodal, mlfm_a2a_deadlock_free, mlfm_a2a_layers,
-    named_like, schedule_verdicts, verdict_lines,
+    ScheduleVerdict, lost_cables, mlfm_a2a_deadlock_free, mlfm_a2a_layers, named_like,
+    schedule_verdicts, verdict_lines,
 };
 pub use schemes::{
     MlfmSpine, Vector, lsft_full, lsft_partial, lsft_partial_admissible, lsft_partial_unchecked,
