@@ -35,6 +35,11 @@ pub enum AlgorithmName {
     Minimal,
     /// Random uniform edge selection per layer (the paper's comparison).
     Rues,
+    /// The MLFM all-to-all layer layout of `ibfabric a2a mlfm` (layer x carries same-column
+    /// traffic through the spine of the schedules' server k = x), for the whole machine; a
+    /// fabric that is not an MLFM cabled by its port plan is refused.
+    #[serde(rename = "mlfm-a2a", alias = "mlfm_a2a")]
+    MlfmA2a,
 }
 
 /// How the routing is made deadlock-free.
@@ -182,6 +187,7 @@ impl PathOptions {
             AlgorithmName::Rues => Algorithm::Rues {
                 keep_per_mille: self.keep_percent.min(100) * 10,
             },
+            AlgorithmName::MlfmA2a => Algorithm::MlfmA2a,
         }
     }
 

@@ -5,7 +5,7 @@
 //! ```yaml
 //! layers: 4            # default: 2^LMC of the subnet
 //! seed: 1              # random choices of the routing
-//! algorithm: layered   # layered | minimal | rues
+//! algorithm: layered   # layered | minimal | rues | mlfm-a2a (the MLFM all-to-all layout)
 //! min_extra_hops: 1    # layered: hops beyond the distance a non-minimal path needs
 //! max_hops: 3          # layered: longest path when distance + min_extra_hops is shorter
 //! keep_percent: 60     # rues: links kept per layer
@@ -204,6 +204,7 @@ impl Config {
             AlgorithmName::Layered => "layered",
             AlgorithmName::Minimal => "minimal",
             AlgorithmName::Rues => "rues",
+            AlgorithmName::MlfmA2a => "mlfm-a2a",
         };
         let deadlock = match self.deadlock {
             DeadlockMode::None => "none",

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ibfabric::Fabric;
+use ibfabric::collectives::{self, DetectedMlfm, NotMlfm};
 use ibfabric::deadlock::{
     DeadlockError, DeadlockFree, Guarantee, Scheme, SchemeOutcome, Shortage, repair_deadlock_free,
     route_deadlock_free,
@@ -15,7 +16,9 @@ use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered;
 use ibfabric::routing::layers::Layers;
 use ibfabric::routing::repair::RepairReport;
-use ibfabric::routing::{ForwardingTables, LidError, LidTable, RoutingConfig, forwarding_tables};
+use ibfabric::routing::{
+    Algorithm, ForwardingTables, LidError, LidTable, RoutingConfig, forwarding_tables,
+};
 use ibfabric::topology::{
     FabricError, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind, NodeSpec, PortRef, link_rate,
 };
@@ -84,6 +87,9 @@ pub enum EngineError {
     /// The deadlock scheme does not fit.
     #[error("deadlock avoidance: {0}")]
     Deadlock(#[from] DeadlockError),
+    /// `algorithm: mlfm-a2a` on a fabric that is not an MLFM.
+    #[error("algorithm mlfm-a2a refused: {0}")]
+    NotMlfm(#[from] NotMlfm),
     /// The routing left an entry without a port.
     #[error("no route from switch {switch} to LID {lid} on layer {layer}")]
     Incomplete {
@@ -320,6 +326,9 @@ pub struct RepairBase {
     fabric: Fabric,
     graph: RoutingGraph,
     done: DeadlockFree,
+    /// The MLFM the routing laid out (`algorithm: mlfm-a2a`): a repair names what it lost
+    /// and checks the schedules on the repaired tables.
+    mlfm: Option<Arc<DetectedMlfm>>,
 }
 
 /// A repair's outcome, for the log.
@@ -373,8 +382,15 @@ pub fn route(
         return Err(EngineError::NoSwitches);
     }
     let schemes = deadlock.schemes();
+    let mlfm = match config.algorithm {
+        Algorithm::MlfmA2a => Some(Arc::new(detect(&fabric, config)?)),
+        _ => None,
+    };
     if schemes.is_empty() {
-        let layers = layered::route(&graph, config);
+        let layers = match &mlfm {
+            Some(mlfm) => collectives::mlfm_a2a_layers(mlfm, &graph, config.layers),
+            None => layered::route(&graph, config),
+        };
         let tables = forwarding_tables(&fabric, &graph, &layers, &lids);
         let switches = entries(&fabric, &graph, &layers, &lids, &tables)?;
         return Ok(Routed {
@@ -398,8 +414,37 @@ pub fn route(
             elapsed: started.elapsed(),
         });
     }
-    let done = route_deadlock_free(&fabric, &lids, &graph, config, &schemes, deadlock.shortage)?;
-    finish(fabric, lids, graph, done, config, None, started)
+    let done = match &mlfm {
+        Some(mlfm) => collectives::mlfm_a2a_deadlock_free(
+            &fabric,
+            &lids,
+            &graph,
+            mlfm,
+            config,
+            &schemes,
+            deadlock.shortage,
+        )?,
+        None => route_deadlock_free(&fabric, &lids, &graph, config, &schemes, deadlock.shortage)?,
+    };
+    finish(fabric, lids, graph, done, config, None, mlfm, started)
+}
+
+/// The MLFM of `fabric` for `algorithm: mlfm-a2a`, with a log line on what the layout
+/// serves.
+fn detect(fabric: &Fabric, config: &RoutingConfig) -> Result<DetectedMlfm, EngineError> {
+    let detected = collectives::detect_mlfm(fabric)?;
+    let d = detected.mlfm.d();
+    log::info!(
+        "mlfm-a2a: MLFM d = {d} recognised ({} leaves, {} spines); {} layer{}: the layout of \
+         `ibfabric a2a mlfm` serves every schedule with m ≤ {} servers per leaf \
+         (LID offset = the sender's server index)",
+        detected.mlfm.leaves(),
+        detected.mlfm.spines(),
+        config.layers,
+        if config.layers == 1 { "" } else { "s" },
+        config.layers.min(d as usize)
+    );
+    Ok(detected)
 }
 
 /// Repairs `previous` for `fabric`, which lost switches, cables or hosts since (and gained
@@ -465,6 +510,11 @@ pub fn repair(
         return Ok(None);
     };
     let (done, report) = repaired?;
+    if let Some(mlfm) = &base.mlfm
+        && report.full_routing.is_none()
+    {
+        log_schedules(mlfm, &fabric, &lids, &done);
+    }
     let repair = Repair {
         lost_cables: base
             .fabric
@@ -474,10 +524,37 @@ pub fn repair(
         lost_switches: base.graph.len() - graph.len(),
         report,
     };
-    finish(fabric, lids, graph, done, config, Some(repair), started).map(Some)
+    let mlfm = base.mlfm.clone();
+    finish(
+        fabric,
+        lids,
+        graph,
+        done,
+        config,
+        Some(repair),
+        mlfm,
+        started,
+    )
+    .map(Some)
+}
+
+/// Logs the cables an MLFM routing lost and, from the schedule check on the repaired tables,
+/// which schedules stay congestion-free and which are affected.
+fn log_schedules(mlfm: &DetectedMlfm, fabric: &Fabric, lids: &LidTable, done: &DeadlockFree) {
+    for cable in collectives::lost_cables(mlfm, fabric) {
+        log::info!("mlfm-a2a: lost cable {cable}");
+    }
+    let named = collectives::named_like(mlfm, fabric);
+    let verdicts = collectives::schedule_verdicts(mlfm, &named, lids, &done.tables, done.layers);
+    for line in collectives::verdict_lines(&verdicts) {
+        log::info!("{line}");
+    }
 }
 
 /// Entries, answers and the repair base of a deadlock-free routing.
+// The routing's parts, what it repaired and the MLFM it laid out: each is needed, and a
+// struct would only rename them.
+#[allow(clippy::too_many_arguments)]
 fn finish(
     fabric: Fabric,
     lids: LidTable,
@@ -485,6 +562,7 @@ fn finish(
     done: DeadlockFree,
     config: &RoutingConfig,
     repair: Option<Repair>,
+    mlfm: Option<Arc<DetectedMlfm>>,
     started: std::time::Instant,
 ) -> Result<Routed, EngineError> {
     let switches = entries(&fabric, &graph, &done.routing, &lids, &done.tables)?;
@@ -505,6 +583,7 @@ fn finish(
             fabric,
             graph,
             done: done.clone(),
+            mlfm,
         })
     });
     Ok(Routed {
@@ -860,6 +939,43 @@ mod tests {
             assert!(qos.sl2vl(guid, 1, 2).is_some());
             assert_eq!(qos.sl2vl(0xdead, 1, 2), None);
         }
+    }
+
+    /// `algorithm: mlfm-a2a`: an MLFM is laid out and made deadlock-free for every SL, a lost
+    /// cable is repaired keeping the MLFM for the next repair, and a Slim Fly is refused.
+    #[test]
+    fn mlfm_a2a_routes_and_repairs_an_mlfm_and_refuses_other_fabrics() {
+        use ibfabric::topology::Construction;
+        let mut mlfm = ibfabric::topology::mlfm::Mlfm::new(3).unwrap().build();
+        assign_lids(&mut mlfm, 2).unwrap();
+        let (fabric, _) = build_fabric("snapshot", &records_of(&mlfm)).unwrap();
+        let config = RoutingConfig {
+            algorithm: Algorithm::MlfmA2a,
+            ..config(4)
+        };
+        let settings = DeadlockSettings {
+            mode: DeadlockMode::Auto,
+            vls: 8,
+            shortage: Shortage::Fail,
+        };
+        let routed = route(fabric.clone(), &config, &settings).unwrap();
+        assert_eq!(routed.layers, 4);
+        assert_eq!(routed.guarantee, Some(Guarantee::EverySl));
+        let uplink = fabric
+            .links()
+            .iter()
+            .position(|l| fabric.node(l.a.node).is_switch() && fabric.node(l.b.node).is_switch())
+            .unwrap();
+        let cut = fabric.after_losses(|_| false, |l| l.0 == uplink as u32);
+        let repaired = repair(&routed, cut, &config, &settings)
+            .unwrap()
+            .expect("a lost cable is repaired");
+        assert_eq!(repaired.repair.as_ref().unwrap().lost_cables, 1);
+        assert!(repaired.base.as_ref().unwrap().mlfm.is_some());
+        let (slim_fly, _) = build_fabric("snapshot", &records_of(&slim_fly_q5())).unwrap();
+        let refused = route(slim_fly, &config, &settings).unwrap_err();
+        assert!(matches!(refused, EngineError::NotMlfm(_)), "{refused}");
+        assert!(refused.to_string().contains("mlfm-a2a refused"));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use super::schemes::{MlfmSpine, same_column_peer};
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layered::route;
+use crate::routing::layers::Layers;
 use crate::routing::{
     Algorithm, ForwardingTables, LidError, LidTable, RoutingConfig, assign_lids, forwarding_tables,
 };
@@ -46,7 +47,8 @@ pub fn core_tables(
 /// the entries of same-column traffic replaced so that the spine is determined:
 /// at leaf (i, j), a LID of a server on leaf (i', j), i' ≠ i, goes up to spine {j, j''} with
 /// * [`MlfmSpine::BySource`]: j'' = [`same_column_peer`]`(j, x, ℓ, d)` for the LID's offset
-///   x (layer x = the source's server index k in the MLFM schedule);
+///   x (layer x = the source's server index k in the MLFM schedule) — the layers of
+///   [`mlfm_layers`], so the leaf's own LID (layer 0) takes layer 0's spine too;
 /// * [`MlfmSpine::ByDestination`]: j'' = same_column_peer(j, k', ℓ, d) for the destination's
 ///   server index k' (every layer alike).
 ///
@@ -72,15 +74,11 @@ pub fn mlfm_layer_tables(
         .unwrap_or(1)
         .next_power_of_two();
     let graph = RoutingGraph::new(fabric);
-    let routed = route(
-        &graph,
-        &RoutingConfig {
-            layers,
-            algorithm: Algorithm::Minimal,
-            seed: 1,
-            ..Default::default()
-        },
-    );
+    if spine == MlfmSpine::BySource {
+        let routed = mlfm_layers(mlfm, fabric, &graph, layers, columns);
+        return forwarding_tables(fabric, &graph, &routed, lids);
+    }
+    let routed = route(&graph, &minimal(layers));
     let mut tables = forwarding_tables(fabric, &graph, &routed, lids);
     let leaf = |i: u32, j: u32| {
         fabric
@@ -101,17 +99,63 @@ pub fn mlfm_layer_tables(
             continue;
         };
         debug_assert_eq!(peer.node, leaf(i2, j));
-        let x = match spine {
-            MlfmSpine::BySource => u32::from(owner.offset),
-            MlfmSpine::ByDestination => k2,
-        };
-        let other = same_column_peer(j, x, columns, d);
+        let other = same_column_peer(j, k2, columns, d);
         let port = mlfm.leaf_port_to_spine(j, other) as u8;
         for i in (0..d).filter(|&i| i != i2) {
             tables.set(leaf(i, j), lid, port);
         }
     }
     tables
+}
+
+/// The layers of the MLFM layout with source-chosen spines ([`MlfmSpine::BySource`]): every
+/// layer minimal ([`Algorithm::Minimal`], seed 1), and in layer x every leaf (i, j) reaches
+/// every other leaf (i', j) of its column through spine {j, [`same_column_peer`]`(j, x, ℓ,
+/// d)`}. Destination routing realises them: a LID with offset x is routed on layer x.
+///
+/// # Panics
+/// If the fabric is not the construction's (a missing leaf or spine name, or no cable
+/// between a leaf and its spine).
+pub fn mlfm_layers(
+    mlfm: &Mlfm,
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    layers: usize,
+    columns: u32,
+) -> Layers {
+    let d = mlfm.d();
+    let mut routed = route(graph, &minimal(layers));
+    let switch = |name: String| {
+        let id = fabric
+            .node_by_name(&name)
+            .unwrap_or_else(|| panic!("no {name} in {}", fabric.name));
+        graph.index_of[id.index()] as usize
+    };
+    for x in 0..routed.count() {
+        for j in 0..mlfm.columns() {
+            let other = same_column_peer(j, x as u32, columns, d);
+            let spine = switch(format!("spine{}-{}", j.min(other), j.max(other)));
+            for i in 0..d {
+                let from = switch(format!("leaf{i}-{j}"));
+                let up = graph
+                    .edge_between(from, spine)
+                    .unwrap_or_else(|| panic!("leaf{i}-{j} has no cable to its spine"));
+                for i2 in (0..d).filter(|&i2| i2 != i) {
+                    routed.set(x, from, switch(format!("leaf{i2}-{j}")), up, 2);
+                }
+            }
+        }
+    }
+    routed
+}
+
+fn minimal(layers: usize) -> RoutingConfig {
+    RoutingConfig {
+        layers,
+        algorithm: Algorithm::Minimal,
+        seed: 1,
+        ..Default::default()
+    }
 }
 
 fn parse_server(name: &str) -> Option<(u32, u32, u32)> {

@@ -13,13 +13,23 @@
 //!   loaded link, averaged over flows and phases (1.0 = congestion-free).
 //! * [`mlfm_layer_tables`]: the MLFM layer layout that makes the paper's source-chosen spines
 //!   real on InfiniBand (layer x sends same-column traffic through a determined spine).
+//! * [`detect_mlfm`] and [`mlfm_a2a_deadlock_free`]: the layout as a subnet's routing
+//!   (`algorithm: mlfm-a2a`) on a discovered MLFM, deadlock-free, and after a repair the
+//!   schedules it still serves ([`schedule_verdicts`]).
 
 mod check;
+mod detect;
 mod layout;
+mod mlfm_a2a;
 mod schemes;
 
 pub use check::{CheckError, CongestionReport, LinkLoad, PhaseReport, check, phase_link_loads};
-pub use layout::{core_tables, mlfm_layer_tables};
+pub use detect::{DetectedMlfm, NotMlfm, detect_mlfm};
+pub use layout::{core_tables, mlfm_layer_tables, mlfm_layers};
+pub use mlfm_a2a::{
+    ScheduleVerdict, lost_cables, mlfm_a2a_deadlock_free, mlfm_a2a_layers, named_like,
+    schedule_verdicts, verdict_lines,
+};
 pub use schemes::{
     MlfmSpine, Vector, lsft_full, lsft_partial, lsft_partial_admissible, lsft_partial_unchecked,
     lsft_vector_column, mlfm, mlfm_admissible, mlfm_unchecked, same_column_peer, shift,

@@ -388,6 +388,62 @@ pub fn route_deadlock_free(
     schemes: &[Scheme],
     shortage: Shortage,
 ) -> Result<DeadlockFree, DeadlockError> {
+    route_deadlock_free_with(
+        fabric,
+        lids,
+        graph,
+        routing,
+        schemes,
+        shortage,
+        &LayeredRouter,
+    )
+}
+
+/// How [`route_deadlock_free_with`] makes the routing a scheme is applied to.
+pub trait LayerRouter {
+    /// The cable order unimodal routes keep: one per fabric and seed, whatever the layers.
+    fn order(&self, graph: &RoutingGraph, routing: &RoutingConfig) -> CableOrder;
+    /// The layers for `config`, every route unimodal in `order` when it is given.
+    fn route(
+        &self,
+        graph: &RoutingGraph,
+        config: &RoutingConfig,
+        order: Option<&CableOrder>,
+    ) -> Layers;
+}
+
+/// The core's routing ([`route_in_order`]) in the order [`CableOrder::for_routing`] makes.
+pub struct LayeredRouter;
+
+impl LayerRouter for LayeredRouter {
+    fn order(&self, graph: &RoutingGraph, routing: &RoutingConfig) -> CableOrder {
+        CableOrder::for_routing(graph, routing.seed)
+    }
+
+    fn route(
+        &self,
+        graph: &RoutingGraph,
+        config: &RoutingConfig,
+        order: Option<&CableOrder>,
+    ) -> Layers {
+        route_in_order(graph, config, order)
+    }
+}
+
+/// [`route_deadlock_free`] with the routing made by `router` (e.g. a layout that fixes some
+/// routes), with the same scheme order, shortage policy and logging.
+///
+/// # Errors
+/// As [`route_deadlock_free`].
+pub fn route_deadlock_free_with(
+    fabric: &Fabric,
+    lids: &LidTable,
+    graph: &RoutingGraph,
+    routing: &RoutingConfig,
+    schemes: &[Scheme],
+    shortage: Shortage,
+    router: &dyn LayerRouter,
+) -> Result<DeadlockFree, DeadlockError> {
     let requested = routing.layers.max(1);
     let mut layers = requested;
     let mut reductions = Vec::new();
@@ -410,10 +466,9 @@ pub fn route_deadlock_free(
                         turns,
                         ..routing.clone()
                     };
-                    let order = (turns == Turns::Unimodal).then(|| {
-                        &*order.get_or_insert_with(|| CableOrder::for_routing(graph, routing.seed))
-                    });
-                    let layered = route_in_order(graph, &config, order);
+                    let order = (turns == Turns::Unimodal)
+                        .then(|| &*order.get_or_insert_with(|| router.order(graph, routing)));
+                    let layered = router.route(graph, &config, order);
                     let tables = forwarding_tables(fabric, graph, &layered, lids);
                     routed.push((turns, layered, tables));
                     routed.len() - 1

@@ -160,10 +160,14 @@ impl CableOrder {
     /// The order up*/down* routing induces from a breadth-first search from `root`: cables
     /// towards the root rank below cables away from it, rising as they approach the root;
     /// cables away from the root fall as they leave it. Every up*/down* path is then unimodal,
-    /// so every pair of connected switches has a valid route, whatever the topology.
+    /// so every pair of connected switches has a valid route, whatever the topology. Switches
+    /// at the same distance rank by index; the keys are kept, so a repair can restrict or
+    /// rebuild the order like one made by [`CableOrder::for_routing`].
     pub fn up_down(graph: &RoutingGraph, root: usize) -> Self {
-        let dist = graph.dist_to(root);
-        Self::up_down_by(graph, |v| (dist[v], v as u64))
+        let tie = (0..graph.len() as u64)
+            .map(|v| if v == root as u64 { 0 } else { v + 1 })
+            .collect();
+        Self::up_down_by_tie(graph, tie)
     }
 
     /// The order the routing uses with [`Turns::Unimodal`](super::config::Turns): up*/down*

@@ -25,6 +25,11 @@ pub enum Algorithm {
         /// Fraction of links kept per layer, in per mille (e.g. 600 = 60 %).
         keep_per_mille: u32,
     },
+    /// The MLFM all-to-all layout (`collectives::mlfm_a2a_deadlock_free`): every layer
+    /// minimal, with the spine of same-column traffic set per layer. The routing passes route
+    /// it as [`Algorithm::Minimal`]; the layout needs the MLFM's structure, which the front
+    /// ends detect and apply.
+    MlfmA2a,
 }
 
 /// The lengths a non-minimal layer path of a pair at distance d may have: from

@@ -85,7 +85,9 @@ pub fn route_in_order(
     let mut disjoint = vec![1u8; n * n];
     for l in 1..layers.count() {
         match &config.algorithm {
-            Algorithm::Minimal => complete(&mut layers, l, &mut weights, &mut rng, None),
+            Algorithm::Minimal | Algorithm::MlfmA2a => {
+                complete(&mut layers, l, &mut weights, &mut rng, None)
+            }
             Algorithm::Layered(lengths) => {
                 let state = LayerState {
                     levels: &mut levels,

@@ -10,13 +10,14 @@ use clap::{Args, ValueEnum};
 use ibfabric::analysis::{self, Options};
 use ibfabric::cli::output;
 use ibfabric::cli::progress::Progress;
+use ibfabric::collectives::{self, detect_mlfm};
 use ibfabric::deadlock::{SwitchSls, route_deadlock_free};
 use ibfabric::io::{lfts, path_sl, sl2vl};
 use ibfabric::options::{
-    DeadlockMode, FrontEndDefaults, MAX_LAYERS, MAX_VLS, PathOptions, ShortagePolicy,
+    AlgorithmName, DeadlockMode, FrontEndDefaults, MAX_LAYERS, MAX_VLS, PathOptions, ShortagePolicy,
 };
 use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::{LidTable, Routed, assign_lids, route_fabric};
+use ibfabric::routing::{LidTable, Routed, assign_lids, forwarding_tables, route_fabric};
 
 use crate::source::load_fabric;
 
@@ -107,16 +108,33 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
     }
     let started = std::time::Instant::now();
     let config = args.paths.routing(args.layers);
+    // The MLFM all-to-all layout needs the MLFM's structure: found in the cabling, or refused.
+    let mlfm = match args.paths.algorithm {
+        AlgorithmName::MlfmA2a => Some(detect_mlfm(&fabric)?),
+        _ => None,
+    };
+    if mlfm.is_some() && args.repair_from.is_some() {
+        bail!("--repair-from is not offered with --algorithm mlfm-a2a");
+    }
     let mut repair_line = None;
     let progress = Progress::start(match args.deadlock.scheme_choice() {
         None => "routing layers",
         Some(_) => "routing layers and assigning VLs",
     });
     let (lids, tables, deadlock_free) = match args.deadlock.scheme_choice() {
-        None => {
-            let Routed { lids, tables, .. } = route_fabric(&fabric, &config)?;
-            (lids, tables, None)
-        }
+        None => match &mlfm {
+            Some(mlfm) => {
+                let lids = LidTable::from_fabric(&fabric)?;
+                let graph = RoutingGraph::new(&fabric);
+                let layers = collectives::mlfm_a2a_layers(mlfm, &graph, config.layers);
+                let tables = forwarding_tables(&fabric, &graph, &layers, &lids);
+                (lids, tables, None)
+            }
+            None => {
+                let Routed { lids, tables, .. } = route_fabric(&fabric, &config)?;
+                (lids, tables, None)
+            }
+        },
         Some(choice) if args.repair_from.is_some() => {
             let previous = args.repair_from.as_deref().unwrap_or_default();
             let (done, line) = crate::repair::route_and_repair(
@@ -134,14 +152,13 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
         Some(choice) => {
             let lids = LidTable::from_fabric(&fabric)?;
             let graph = RoutingGraph::new(&fabric);
-            let done = route_deadlock_free(
-                &fabric,
-                &lids,
-                &graph,
-                &config,
-                &choice.schemes(args.vls),
-                args.on_vl_shortage.into(),
-            )?;
+            let (schemes, shortage) = (choice.schemes(args.vls), args.on_vl_shortage.into());
+            let done = match &mlfm {
+                Some(mlfm) => collectives::mlfm_a2a_deadlock_free(
+                    &fabric, &lids, &graph, mlfm, &config, &schemes, shortage,
+                )?,
+                None => route_deadlock_free(&fabric, &lids, &graph, &config, &schemes, shortage)?,
+            };
             let tables = done.tables.clone();
             (lids, tables, Some(done))
         }
