@@ -34,6 +34,7 @@ pub mod layered;
 pub mod layers;
 pub mod lft;
 pub mod lids;
+pub mod mft;
 mod polish;
 mod rebalance;
 pub mod repair;
@@ -45,6 +46,7 @@ pub use config::{Algorithm, PathLengths, RoutingConfig, Turns};
 pub use disjoint::pairs_with_disjoint_paths;
 pub use lft::{ForwardingTables, NO_PORT};
 pub use lids::{LidError, LidOwner, LidTable, assign_lids};
+pub use mft::{MulticastTables, PortSet};
 pub use tables::forwarding_tables;
 
 use crate::topology::Fabric;
