@@ -1213,3 +1213,121 @@ fn a_group_whose_tree_closes_a_unicast_chain_makes_a_cycle_named_by_its_mlid() {
     );
     assert!(!v.is_deadlock_free(), "{v}");
 }
+
+/// `mfts` as OpenSM writes `opensm.mcfdbs`.
+fn write_mcfdbs(fabric: &Fabric, mfts: &MulticastTables) -> String {
+    let mut out = String::new();
+    for s in mfts.switches() {
+        out += &format!(
+            "\nSwitch 0x{:016x}\nLID    : Out Port(s)\n",
+            fabric.node(s).guid.0
+        );
+        for (mlid, ports) in mfts.table(s) {
+            out += &format!("0x{mlid:04X} :");
+            for p in ports.iter() {
+                out += &format!(" 0x{p:03X} ");
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn deadlock_check_and_analyze_read_multicast_tables() {
+    let MinimalFiles {
+        fabric, dir, lft, ..
+    } = minimal_files();
+    let mut rng = Rng::new(3);
+    let mfts = random_groups(&fabric, &mut rng, 2, false);
+    let mcfdbs = dir.path().join("opensm.mcfdbs");
+    std::fs::write(&mcfdbs, write_mcfdbs(&fabric, &mfts)).unwrap();
+    let sls = dir.path().join("group-sls.txt");
+    std::fs::write(&sls, "0xc000 1\n0xc001 2\n").unwrap();
+    let (lft_arg, mft_arg) = (lft.to_str().unwrap(), mcfdbs.to_str().unwrap());
+    let base = [
+        "--fabric",
+        "slimfly:q=5",
+        "--lfts",
+        lft_arg,
+        "--mfts",
+        mft_arg,
+    ];
+    let (code, out, err) = deadlock_check(&base);
+    assert_eq!(code, 1, "minimal routing on one VL is cyclic: {out}{err}");
+    assert!(out.contains("Unicast routes:\n"), "{out}");
+    assert!(
+        out.contains("Unicast routes and multicast groups:\n"),
+        "{out}"
+    );
+    assert!(out.contains("multicast: 2 groups"), "{out}");
+    assert!(
+        out.contains("multicast delivery: all 2 groups deliver to exactly their members"),
+        "{out}"
+    );
+    let mut args = base.to_vec();
+    args.extend([
+        "--mcast-sls",
+        sls.to_str().unwrap(),
+        "--every-sl",
+        "--format",
+        "json",
+    ]);
+    let (code, out, err) = deadlock_check(&args);
+    assert_eq!(code, 1, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(report["unicast"]["every_sl"]["routes"].as_u64().unwrap() > 0);
+    assert_eq!(
+        report["unicast_multicast"]["path_sl"]["multicast"]["groups"],
+        2
+    );
+    assert_eq!(report["delivery"]["delivering"], 2);
+
+    // A switch of the tree without its entry: the groups no longer reach every member.
+    let (s, _) = mfts.group(0xc000).find(|(_, p)| p.len() > 2).unwrap();
+    let mut broken = mfts.clone();
+    broken.set(s, 0xc000, ibfabric::routing::PortSet::EMPTY);
+    std::fs::write(&mcfdbs, write_mcfdbs(&fabric, &broken)).unwrap();
+    let (code, out, _) = deadlock_check(&base);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("1 of 2 groups do NOT deliver to exactly their members"),
+        "{out}"
+    );
+    assert!(
+        out.contains("(no entry)") || out.contains("misses"),
+        "{out}"
+    );
+    let analyze = std::process::Command::new(env!("CARGO_BIN_EXE_ibfabric"))
+        .args([
+            "analyze",
+            "--fabric",
+            "slimfly:q=5",
+            "--lfts",
+            lft_arg,
+            "--mfts",
+            mft_arg,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&analyze.stdout);
+    assert_eq!(analyze.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("multicast: 2 groups, 1 deliver to exactly their members"),
+        "{text}"
+    );
+    assert!(text.contains("WRONG"), "{text}");
+
+    // Bad input names the file and line; tables of another fabric are refused.
+    std::fs::write(&mcfdbs, "Switch 0x0000000000000001\n").unwrap();
+    let (code, _, err) = deadlock_check(&base);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("opensm.mcfdbs: line 1: expected"), "{err}");
+    std::fs::write(&sls, "0xc000 sixteen\n").unwrap();
+    std::fs::write(&mcfdbs, write_mcfdbs(&fabric, &mfts)).unwrap();
+    let mut args = base.to_vec();
+    args.extend(["--mcast-sls", sls.to_str().unwrap()]);
+    let (code, _, err) = deadlock_check(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("group-sls.txt: line 1"), "{err}");
+}
