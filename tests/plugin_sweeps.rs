@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::plugin::{
     LAYERED_USED, MINHOP_USED, canonical, plugin_config, plugin_dir, run_opensm_with_conf,
+    wait_settled,
 };
 use common::readback::{ReadBack, core_routing, sa_sls};
 use common::{Ibsim, OpenSm, OpenSmOptions, SUBNET_UP};
@@ -28,33 +29,6 @@ const ROUTED: &str = "layered: routed 50 switches, 850 LIDs, 4 layers";
 
 fn slim_fly_q5() -> Fabric {
     common::generated("slimfly:q=5")
-}
-
-/// Waits until OpenSM has configured tables more than `before` times and then kept quiet for
-/// a few seconds (one fault can take several sweeps); returns the count.
-fn wait_settled(sm: &OpenSm, before: usize) -> usize {
-    let count = |sm: &OpenSm| sm.log().matches(LAYERED_USED).count();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut last = count(sm);
-    let mut quiet_since = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(250));
-        let now = count(sm);
-        if now != last {
-            last = now;
-            quiet_since = Instant::now();
-        }
-        if last > before && quiet_since.elapsed() > Duration::from_secs(4) {
-            // Let the dumps of the last sweep land.
-            std::thread::sleep(Duration::from_secs(1));
-            return last;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no settled routing after {before} (now {last}):\n{}",
-            sm.log()
-        );
-    }
 }
 
 /// Reads the fabric back and checks it against the core: tables equal, complete, deadlock-free
@@ -168,6 +142,91 @@ fn cut_cables_are_routed_around_and_restoring_them_restores_the_routing() {
     assert_eq!(after.tables, before.tables, "the original tables are back");
     assert_eq!(report_after.disjoint, report_before.disjoint);
     assert_eq!(report_after.link_load, report_before.link_load);
+}
+
+/// The admin's view of a fault: with `sweep_log` configured, every routing pass appends one
+/// JSON line (a cut cable: "repaired", with the routes that changed and those that had to);
+/// creating `reoptimise_file` and sending SIGHUP routes the damaged subnet in full once — the
+/// file is removed, the log says so, the sweep log says "reoptimised", and the tables read back
+/// are exactly the core's full routing of the damaged subnet.
+#[test]
+fn the_sweep_log_records_a_repair_and_a_requested_reoptimisation() {
+    let generated = slim_fly_q5();
+    let mut sim = Ibsim::start(&ibsim::write_net(&generated));
+    let sweeps = sim.dir().join("sweeps.jsonl");
+    let request = sim.dir().join("layered.reoptimise");
+    let config = plugin_config(
+        &sim,
+        "layered.yaml",
+        &format!(
+            "sweep_log: {}\nreoptimise_file: {}\n",
+            sweeps.display(),
+            request.display()
+        ),
+    );
+    let sm = run_opensm_with_conf(&sim, "qos TRUE\n", Some(&config), false);
+    let mut routings = wait_settled(&sm, 0);
+    let records = |n: usize| -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(&sweeps).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        assert!(lines.len() >= n, "{n} records expected:\n{text}");
+        lines
+    };
+    let first = records(1);
+    assert_eq!(first[0]["outcome"], "routed", "{first:?}");
+    assert_eq!(first[0]["switches"], 50);
+    assert_eq!(first[0]["layers"], 4);
+
+    let cable = generated
+        .links()
+        .iter()
+        .find(|l| generated.node(l.a.node).is_switch() && generated.node(l.b.node).is_switch())
+        .unwrap();
+    let end = format!(
+        "\"{}\"[{}]",
+        generated.node(cable.a.node).name,
+        cable.a.port
+    );
+    sim.console(&format!("Unlink {end}"));
+    routings = wait_settled(&sm, routings);
+    let after_cut = records(first.len() + 1);
+    let repaired = after_cut
+        .iter()
+        .skip(first.len())
+        .find(|r| r["outcome"] == "repaired")
+        .unwrap_or_else(|| panic!("no repaired record: {after_cut:?}"));
+    assert_eq!(repaired["lost_cables"], 1, "{repaired}");
+    let changed = repaired["routes_changed"].as_u64().unwrap();
+    let had_to = repaired["routes_had_to"].as_u64().unwrap();
+    assert!(had_to > 0 && changed <= had_to, "{repaired}");
+    assert!(
+        repaired["guarantee"]
+            .as_str()
+            .unwrap()
+            .contains("whatever SL")
+    );
+
+    std::fs::write(&request, "").unwrap();
+    sm.signal(libc::SIGHUP);
+    wait_settled(&sm, routings);
+    assert!(!request.exists(), "the request is served once and removed");
+    assert!(
+        sm.log().contains("full re-optimisation requested"),
+        "{}",
+        sm.log()
+    );
+    let after_request = records(after_cut.len() + 1);
+    assert!(
+        after_request[after_cut.len()..]
+            .iter()
+            .any(|r| r["outcome"] == "reoptimised"),
+        "{after_request:?}"
+    );
+    // `check` compares the read-back tables with the core's full routing of the subnet.
+    check(&sim, &sm, 1);
 }
 
 /// The fault sequence an admin sees in a week, on Slim Fly q = 7 (98 switches, 588 hosts;

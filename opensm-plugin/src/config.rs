@@ -14,6 +14,8 @@
 //! on_vl_shortage: fewer_layers  # fewer_layers | fail (next routing engine)
 //! cabling_plan: /etc/opensm/plan.yaml  # log every sweep's differences from this plan
 //! path_sl_dump: false  # write layered-path-sl.dump (every pair's SL) next to OpenSM's dumps
+//! sweep_log: /var/log/opensm-layered.jsonl  # one JSON line per routing pass (default: none)
+//! reoptimise_file: /var/cache/opensm/layered.reoptimise  # exists: route in full once (default: none)
 //! ```
 //!
 //! The value names and the defaults are those of `ibfabric route` (`ibfabric::options`), except
@@ -71,6 +73,11 @@ pub struct Config {
     /// dump directory after each routing (for `ibfabric deadlock-check`; large fabrics make
     /// large files: LIDs² lines).
     pub path_sl_dump: bool,
+    /// A file to append one JSON line to per routing pass (`sweep_log`).
+    pub sweep_log: Option<String>,
+    /// A file whose existence asks for one full re-optimisation: the next routing pass routes
+    /// the subnet in full (no repair, no reuse) and removes it.
+    pub reoptimise_file: Option<String>,
     /// Testing aid: a fault injected into a routing callback, to exercise the fallback.
     pub debug_fault: Option<Fault>,
 }
@@ -93,6 +100,8 @@ impl Default for Config {
             on_vl_shortage: PLUGIN_DEFAULTS.on_vl_shortage,
             cabling_plan: None,
             path_sl_dump: false,
+            sweep_log: None,
+            reoptimise_file: None,
             debug_fault: None,
         }
     }
@@ -214,13 +223,16 @@ impl Config {
         let mut line = format!(
             "layers: {layers}, seed: {}, algorithm: {algorithm}, min_extra_hops: {}, \
              max_hops: {}, keep_percent: {}, deadlock: {deadlock}, vls: {vls}, \
-             on_vl_shortage: {shortage}, cabling_plan: {}, path_sl_dump: {}",
+             on_vl_shortage: {shortage}, cabling_plan: {}, path_sl_dump: {}, sweep_log: {}, \
+             reoptimise_file: {}",
             self.seed,
             self.min_extra_hops,
             self.max_hops,
             self.keep_percent,
             self.cabling_plan.as_deref().unwrap_or("none"),
             self.path_sl_dump,
+            self.sweep_log.as_deref().unwrap_or("none"),
+            self.reoptimise_file.as_deref().unwrap_or("none"),
         );
         if let Some(fault) = self.debug_fault {
             let fault = match fault {
@@ -356,6 +368,8 @@ mod tests {
             "on_vl_shortage",
             "cabling_plan",
             "path_sl_dump",
+            "sweep_log",
+            "reoptimise_file",
         ] {
             assert!(summary.contains(&format!("{key}: ")), "{key}: {summary}");
         }
@@ -378,7 +392,7 @@ mod tests {
             .collect();
         let config = Config::parse("layered.yaml", &uncommented)
             .unwrap_or_else(|e| panic!("{e}:\n{uncommented}"));
-        assert_eq!(uncommented.lines().count(), 11, "{uncommented}");
+        assert_eq!(uncommented.lines().count(), 13, "{uncommented}");
         assert_eq!(config.paths(), Config::default().paths());
         assert_eq!(config.deadlock, Config::default().deadlock);
         assert_eq!(config.on_vl_shortage, Config::default().on_vl_shortage);

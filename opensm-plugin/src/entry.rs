@@ -17,6 +17,7 @@ use opensm_sys::{
 use crate::config::{Config, Fault, Source};
 use crate::engine::{DeadlockSettings, NodeRecord, Routed};
 use crate::qos::{QosAnswers, packed};
+use crate::sweep_log::{self, Outcome, SweepRecord};
 use crate::{cabling, engine, logger, snapshot};
 
 /// The routing engine name for `routing_engine` in opensm.conf.
@@ -62,6 +63,8 @@ struct Plugin {
     /// The configuration last logged (warning and settings), so that the log says it once and
     /// again only when it changes, not at every sweep.
     reported: Mutex<Option<(Option<String>, String)>>,
+    /// The configured `sweep_log`, as of the last routing pass that read the configuration.
+    sweep_log: Mutex<Option<std::path::PathBuf>>,
 }
 
 impl Plugin {
@@ -73,6 +76,13 @@ impl Plugin {
 
     /// Logs the configuration in force, on one line, after a warning if its file could not be
     /// read; only when this differs from what was logged last.
+    /// Appends `record` to the sweep log, if one is configured.
+    fn log_sweep(&self, record: &SweepRecord) {
+        if let Some(path) = &*self.sweep_log.lock().unwrap_or_else(|e| e.into_inner()) {
+            sweep_log::append(path, record);
+        }
+    }
+
     fn report_config(&self, config: &Config, source: &Source) {
         let report = (source.warning(), config.summary());
         let mut reported = self.reported.lock().unwrap_or_else(|e| e.into_inner());
@@ -121,6 +131,8 @@ struct Pending {
     switches: Vec<*mut osm_switch_t>,
     started: Instant,
     reused: bool,
+    /// What the pass did, for the sweep log.
+    outcome: Outcome,
     /// OpenSM's dump directory, when the path SLs are to be written there.
     path_sl_dump: Option<std::path::PathBuf>,
     /// A fault to inject while writing (testing aid).
@@ -194,6 +206,7 @@ extern "C" fn create(osm: *mut osm_opensm_t) -> *mut c_void {
             full: Mutex::new(None),
             plan: Mutex::new(cabling::PlanCache::default()),
             reported: Mutex::new(None),
+            sweep_log: Mutex::new(None),
         }));
         let module = external_routing_engine_module_t {
             name: ENGINE_NAME.as_ptr(),
@@ -259,6 +272,7 @@ unsafe extern "C" fn build_lid_matrices(context: *mut c_void) -> c_int {
         let plugin = unsafe { &*context.cast::<Plugin>() };
         let mut pending = plugin.pending.lock().unwrap_or_else(|e| e.into_inner());
         *pending = None;
+        let started = Instant::now();
         match compute(plugin) {
             Ok(computed) => {
                 *pending = Some(computed);
@@ -266,6 +280,7 @@ unsafe extern "C" fn build_lid_matrices(context: *mut c_void) -> c_int {
             }
             Err(message) => {
                 log::error!("{message}; falling back to the next routing engine");
+                plugin.log_sweep(&SweepRecord::failed(&message, started.elapsed()));
                 NEXT_ENGINE
             }
         }
@@ -292,6 +307,12 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
     };
     let (config, source) = Config::load(options.as_deref()).map_err(|e| format!("config: {e}"))?;
     plugin.report_config(&config, &source);
+    *plugin.sweep_log.lock().unwrap_or_else(|e| e.into_inner()) =
+        config.sweep_log.as_ref().map(std::path::PathBuf::from);
+    let reoptimise = config
+        .reoptimise_file
+        .as_deref()
+        .is_some_and(|path| sweep_log::take_reoptimise_request(std::path::Path::new(path)));
     if config.debug_fault == Some(Fault::RoutingPanic) {
         panic!("debug_fault routing_panic is set in the configuration");
     }
@@ -339,11 +360,20 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
             .filter(|(previous, _)| *previous == inputs)
             .map(|(_, routed)| Arc::clone(routed))
     };
-    let (routed, reused) = if let Some(routed) = same(&last).or_else(|| same(&full)) {
+    let reusable = if reoptimise {
+        None
+    } else {
+        same(&last).or_else(|| same(&full))
+    };
+    let (routed, reused) = if let Some(routed) = reusable {
         (routed, true)
     } else {
         let routing = inputs.config.routing(lmc);
-        let repaired = repair_after_losses(&[&*last, &*full], &inputs, &fabric, &routing)?;
+        let repaired = if reoptimise {
+            None
+        } else {
+            repair_after_losses(&[&*last, &*full], &inputs, &fabric, &routing)?
+        };
         *last = None;
         let routed = match repaired {
             Some(routed) => Arc::new(routed),
@@ -371,11 +401,21 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
         }
         switches.push(sw);
     }
+    let outcome = if reused {
+        Outcome::Unchanged
+    } else if reoptimise {
+        Outcome::Reoptimised
+    } else if routed.repair.is_some() {
+        Outcome::Repaired
+    } else {
+        Outcome::Routed
+    };
     Ok(Pending {
         routed,
         switches,
         started,
         reused,
+        outcome,
         path_sl_dump,
         fault: inputs_fault,
     })
@@ -511,6 +551,11 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
                 if let (Some(dir), Some(answers)) = (&pending.path_sl_dump, &r.qos) {
                     write_path_sl_dump(dir, answers);
                 }
+                plugin.log_sweep(&SweepRecord::written(
+                    r,
+                    pending.outcome,
+                    pending.started.elapsed(),
+                ));
                 0
             }
             Ok(Err(message)) => {
@@ -518,6 +563,7 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
                 // SAFETY: as above.
                 unsafe { clear(&pending.switches) };
                 log::error!("{message}; tables cleared, falling back to the next routing engine");
+                plugin.log_sweep(&SweepRecord::failed(&message, pending.started.elapsed()));
                 NEXT_ENGINE
             }
             Err(payload) => {

@@ -21,6 +21,7 @@ pub mod cabling;
 pub mod config;
 pub mod engine;
 pub mod qos;
+pub mod sweep_log;
 // The C side: the export table, the guarded entry points and the logger. The OpenSM symbols
 // they call (osm_log, osm_switch_set_hops, ...) resolve only inside the opensm executable, so
 // unit-test binaries, which could not link, leave them out. The subnet snapshot only reads

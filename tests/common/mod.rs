@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod fabrics;
+pub mod mcast;
 pub mod plugin;
 pub mod readback;
 pub mod routed;
@@ -363,6 +364,19 @@ impl OpenSm {
         // SAFETY: kill(2) with the PID of our own grandchild; no memory is touched.
         let status = unsafe { libc::kill(pid, signal) };
         assert_eq!(status, 0, "kill {pid}");
+    }
+
+    /// The resident set size of the opensm process in KiB (`VmRSS`), while it runs.
+    pub fn rss_kib(&self) -> Option<u64> {
+        let status = fs::read_to_string(format!("/proc/{}/status", self.daemon_pid()?)).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()
     }
 
     /// The PID of the opensm process (the child of its `timeout`), while it runs.

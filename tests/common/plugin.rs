@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use ibfabric::Fabric;
 use ibfabric::topology::{NodeKind, NodeSpec, PortRef};
@@ -140,4 +141,31 @@ pub fn plugin_config(sim: &Ibsim, name: &str, text: &str) -> String {
     let path = sim.dir().join(name);
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_string()
+}
+
+/// Waits until OpenSM has configured tables more than `before` times and then kept quiet for
+/// a few seconds (one fault can take several sweeps); returns the count.
+pub fn wait_settled(sm: &OpenSm, before: usize) -> usize {
+    let count = |sm: &OpenSm| sm.log().matches(LAYERED_USED).count();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut last = count(sm);
+    let mut quiet_since = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(250));
+        let now = count(sm);
+        if now != last {
+            last = now;
+            quiet_since = Instant::now();
+        }
+        if last > before && quiet_since.elapsed() > Duration::from_secs(4) {
+            // Let the dumps of the last sweep land.
+            std::thread::sleep(Duration::from_secs(1));
+            return last;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no settled routing after {before} (now {last}):\n{}",
+            sm.log()
+        );
+    }
 }
