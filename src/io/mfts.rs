@@ -31,8 +31,9 @@
 //! of another fabric: refused. Entries of one (switch, MLID) may repeat (split dumps) but must
 //! agree.
 //!
-//! [`group_sls`] reads the SL of each group from `saquery -g` (MCMemberRecord group dump) or
-//! `saquery -m` output, or from plain `MLID SL` lines.
+//! [`group_sls`] reads the SL of each group from `saquery -g` output (MCMemberRecord group
+//! dump) or MCMember Record dumps (`saquery MCMemberRecord --mlid …`), or from plain `MLID SL`
+//! lines.
 
 use std::collections::BTreeMap;
 
@@ -321,12 +322,12 @@ pub struct GroupSls {
     pub sls: BTreeMap<u16, u8>,
 }
 
-const GROUP_SL: &str = "`MLID SL` (e.g. `0xc000 0`), or `saquery -g`/`saquery -m` output \
-                        (`Mlid....0xC000` and `SL......0x0` lines)";
+const GROUP_SL: &str = "`MLID SL` (e.g. `0xc000 0`), or `saquery -g` output (`Mlid....0xC000` \
+                        and `SL......0x0` lines)";
 
-/// Reads group SLs from `saquery -g` (MCMemberRecord group dump) or `saquery -m` output, whose
-/// records carry `Mlid....` and `SL....` lines (other lines are skipped), or from plain
-/// `MLID SL` lines (`#` comments allowed).
+/// Reads group SLs from `saquery -g` output (MCMemberRecord group dump) or MCMember Record
+/// dumps, whose records carry `Mlid....` (`mlid....`) and `SL....` lines (other lines are
+/// skipped), or from plain `MLID SL` lines (`#` comments allowed).
 ///
 /// # Errors
 /// A plain line that is not an MLID and an SL, an MLID outside the multicast range, an SL
