@@ -2,12 +2,15 @@
 //! VL) and names its cycle, its verdict matches a brute-force cycle search over explicitly
 //! enumerated routes on small random fabrics with random SLs and SL-to-VL tables, the DFSSSP
 //! assignment removes the planted deadlock, VL shortages are reported with both numbers or
-//! handled by routing fewer layers, and `ibfabric deadlock-check` exits 0, 1 or 2.
+//! handled by routing fewer layers, and `ibfabric deadlock-check` exits 0, 1 or 2. With
+//! multicast groups, the unicast + multicast verdict matches a brute-force replication of
+//! every group from every sender, and a cycle a group's tree closes names its MLID.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use ibfabric::Fabric;
 use ibfabric::deadlock::sl2vl::SLS;
+use ibfabric::deadlock::verify::{Multicast, verify_with_multicast};
 use ibfabric::deadlock::{
     ColouringConfig, DeadlockError, DefaultSl, DfssspConfig, PathSl, RouteSls, Scheme,
     SchemeOutcome, Shortage, Sl2VlTables, SlTable, SlVlRow, VerifyOptions, apply_scheme,
@@ -19,7 +22,8 @@ use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered::route;
 use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig};
 use ibfabric::routing::{
-    ForwardingTables, LidTable, Routed, assign_lids, forwarding_tables, route_fabric,
+    ForwardingTables, LidTable, MulticastTables, Routed, assign_lids, forwarding_tables,
+    route_fabric,
 };
 use ibfabric::topology::{Guid, NodeId, NodeKind, NodeSpec, PortRef, TopologySpec};
 
@@ -908,4 +912,422 @@ fn an_empty_path_sl_file_is_bad_input_not_a_deadlock() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("path-sl.txt: no path SL in it"), "{err}");
     assert!(!out.contains("DEADLOCK"), "{out}");
+}
+
+/// Every channel dependency of every multicast group, enumerated explicitly: each sender (a
+/// host cabled to a port of an entry, or a switch whose entry holds port 0) sends one packet
+/// on the group's SL, and every copy is followed switch by switch (a state seen before, in a
+/// looping table, is not followed again).
+fn brute_force_multicast(
+    fabric: &Fabric,
+    mfts: &MulticastTables,
+    sl_of: &dyn Fn(u16) -> u8,
+    sl2vl: &Sl2VlTables,
+) -> HashSet<(Channel, Channel)> {
+    let mut edges = HashSet::new();
+    for mlid in mfts.mlids() {
+        let sl = sl_of(mlid);
+        let mut senders: Vec<(NodeId, u8, Option<Channel>)> = Vec::new();
+        for (s, ports) in mfts.group(mlid) {
+            for q in ports.iter() {
+                if q == 0 {
+                    senders.push((s, 0, None));
+                    continue;
+                }
+                let Some(host) = fabric.peer(PortRef { node: s, port: q }) else {
+                    continue;
+                };
+                let vl = sl2vl.port_vl(host, sl);
+                if !fabric.node(host.node).is_switch() && vl != 15 {
+                    senders.push((s, q, Some((host.node, host.port, vl))));
+                }
+            }
+        }
+        for sender in senders {
+            let mut seen = HashSet::new();
+            let mut stack = vec![sender];
+            while let Some((at, in_port, held)) = stack.pop() {
+                if !seen.insert((at, in_port, held)) {
+                    continue;
+                }
+                let Some(entry) = mfts.ports(at, mlid) else {
+                    continue;
+                };
+                for q in entry.iter().filter(|&q| q != in_port && q != 0) {
+                    let vl = sl2vl.switch_vl(at, in_port, q, sl);
+                    if vl == 15 {
+                        continue;
+                    }
+                    let ch = (at, q, vl);
+                    if let Some(h) = held {
+                        edges.insert((h, ch));
+                    }
+                    if let Some(peer) = fabric.peer(PortRef { node: at, port: q })
+                        && fabric.node(peer.node).is_switch()
+                    {
+                        stack.push((peer.node, peer.port, Some(ch)));
+                    }
+                }
+            }
+        }
+    }
+    edges
+}
+
+/// Random groups on `fabric`: random member hosts, a random spanning tree of the switches
+/// (breadth-first from a random root over shuffled neighbours) with the members' host ports
+/// and sometimes port 0; with `loops`, now and then an extra switch port that makes the table
+/// loop.
+fn random_groups(fabric: &Fabric, rng: &mut Rng, groups: u16, loops: bool) -> MulticastTables {
+    let mut mfts = MulticastTables::new();
+    let switches: Vec<NodeId> = fabric.switches().collect();
+    for g in 0..groups {
+        let mlid = 0xc000 + g;
+        let root = switches[rng.below(switches.len() as u64) as usize];
+        let mut parent_port: HashMap<NodeId, Option<u8>> = HashMap::from([(root, None)]);
+        let mut queue = std::collections::VecDeque::from([root]);
+        while let Some(v) = queue.pop_front() {
+            let mut next: Vec<(u8, PortRef)> = fabric
+                .neighbours(v)
+                .filter(|(_, p)| fabric.node(p.node).is_switch())
+                .collect();
+            rng.shuffle(&mut next);
+            for (port, peer) in next {
+                if let std::collections::hash_map::Entry::Vacant(e) = parent_port.entry(peer.node) {
+                    e.insert(Some(peer.port));
+                    mfts.add_port(v, mlid, port);
+                    mfts.add_port(peer.node, mlid, peer.port);
+                    queue.push_back(peer.node);
+                }
+            }
+        }
+        for &s in &switches {
+            for (port, peer) in fabric.neighbours(s) {
+                let host = !fabric.node(peer.node).is_switch();
+                if (host && rng.below(2) == 0) || (!host && loops && rng.below(12) == 0) {
+                    mfts.add_port(s, mlid, port);
+                }
+            }
+            if rng.below(8) == 0 {
+                mfts.add_port(s, mlid, 0);
+            }
+        }
+    }
+    mfts
+}
+
+#[test]
+fn unicast_and_multicast_verdicts_match_a_brute_force_search_on_small_random_fabrics() {
+    let mut rng = Rng::new(17);
+    let (mut cyclic, mut acyclic, mut closed_by_groups) = (0, 0, 0);
+    for case in 0..40 {
+        let switches = 6 + 2 * rng.below(3);
+        let degree = 3 + rng.below(2);
+        let spec = format!("random:switches={switches},degree={degree},hosts=2,seed={case}");
+        let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
+        assign_lids(&mut fabric, 0).unwrap();
+        let lids = LidTable::from_fabric(&fabric).unwrap();
+        let tables = minimal_tables(&fabric, &lids, 1);
+        let vls = 2 + rng.below(3);
+        let sl2vl = random_sl2vl(&fabric, &mut rng, vls);
+        let groups = 1 + rng.below(2) as u16;
+        let loops = rng.below(4) == 0;
+        let mfts = random_groups(&fabric, &mut rng, groups, loops);
+        let group_sls: BTreeMap<u16, u8> = mfts
+            .mlids()
+            .into_iter()
+            .map(|m| (m, rng.below(3) as u8))
+            .collect();
+        let unicast_sl = DefaultSl(rng.below(3) as u8);
+        let multicast = Multicast {
+            tables: &mfts,
+            sls: &group_sls,
+            default_sl: 0,
+        };
+
+        // The groups' own SLs.
+        let mut expected = brute_force_dependencies(&fabric, &lids, &tables, &unicast_sl, &sl2vl);
+        let unicast_cyclic = cyclic_edges(&expected);
+        expected.extend(brute_force_multicast(
+            &fabric,
+            &mfts,
+            &|m| group_sls[&m],
+            &sl2vl,
+        ));
+        let options = VerifyOptions::default();
+        let v = verify_with_multicast(
+            &fabric,
+            &lids,
+            &tables,
+            &unicast_sl,
+            &sl2vl,
+            &multicast,
+            &options,
+        );
+        assert_eq!(v.dependencies, expected.len(), "case {case} {spec}:\n{v}");
+        let brute_cyclic = cyclic_edges(&expected);
+        assert_eq!(
+            !v.is_deadlock_free(),
+            brute_cyclic,
+            "case {case} {spec}:\n{v}"
+        );
+        let m = v.multicast.expect("multicast counts");
+        assert_eq!((m.groups, m.entries), (mfts.mlids().len(), mfts.len()));
+        if brute_cyclic && !unicast_cyclic {
+            closed_by_groups += 1;
+            // The groups closed the cycle: some dependency of it is named by a group.
+            let cycle = v.cycle.as_ref().unwrap();
+            assert!(
+                cycle.channels.iter().any(|c| !c.groups.is_empty()),
+                "case {case}: {v}"
+            );
+        }
+
+        // Every SL, for unicast and groups alike.
+        let every: HashSet<(Channel, Channel)> = (0..SLS as u8)
+            .flat_map(|sl| {
+                let mut e =
+                    brute_force_dependencies(&fabric, &lids, &tables, &DefaultSl(sl), &sl2vl);
+                e.extend(brute_force_multicast(&fabric, &mfts, &|_| sl, &sl2vl));
+                e
+            })
+            .collect();
+        let v = verify_with_multicast(
+            &fabric,
+            &lids,
+            &tables,
+            &unicast_sl,
+            &sl2vl,
+            &multicast,
+            &VerifyOptions {
+                sls: RouteSls::EverySl,
+                ..options
+            },
+        );
+        assert_eq!(v.dependencies, every.len(), "case {case} every SL:\n{v}");
+        assert_eq!(!v.is_deadlock_free(), cyclic_edges(&every), "case {case}");
+        if brute_cyclic {
+            cyclic += 1;
+        } else {
+            acyclic += 1;
+        }
+    }
+    assert!(
+        cyclic >= 5 && acyclic >= 5 && closed_by_groups >= 2,
+        "both verdicts occur: {cyclic} cyclic ({closed_by_groups} closed by groups), {acyclic} acyclic"
+    );
+}
+
+/// A 3-ring whose unicast routes depend sw1->sw2 -> sw2->sw0 -> sw0->sw1 but for the last
+/// turn, and a group whose tree is the path sw0 - sw1 - sw2, which makes it.
+fn ring_with_a_group() -> (Fabric, LidTable, ForwardingTables, MulticastTables) {
+    let fabric = ring(3, 1, 0);
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let mut tables = minimal_tables(&fabric, &lids, 1);
+    let sw = |i: usize| fabric.node_by_name(&format!("sw{i}")).unwrap();
+    let host_lid = |i: usize| {
+        let h = fabric.node_by_name(&format!("h{i}-0")).unwrap();
+        fabric.node(h).ports[1].lid
+    };
+    // Port 1 of sw(i) leads to sw(i+1), port 2 to sw(i-1), port 3 to the host.
+    tables.set(sw(1), host_lid(0), 1); // h1 -> h0 the long way: sw1 -> sw2 -> sw0
+    tables.set(sw(2), host_lid(0), 1);
+    tables.set(sw(2), host_lid(1), 1); // h2 -> h1 the long way: sw2 -> sw0 -> sw1
+    tables.set(sw(0), host_lid(1), 1);
+    let mut mfts = MulticastTables::new();
+    mfts.set(sw(0), 0xc000, [1, 3].into_iter().collect());
+    mfts.set(sw(1), 0xc000, [1, 2, 3].into_iter().collect());
+    mfts.set(sw(2), 0xc000, [2, 3].into_iter().collect());
+    (fabric, lids, tables, mfts)
+}
+
+#[test]
+fn a_group_whose_tree_closes_a_unicast_chain_makes_a_cycle_named_by_its_mlid() {
+    let (fabric, lids, tables, mfts) = ring_with_a_group();
+    let sl2vl = Sl2VlTables::uniform(&fabric, identity_row(8));
+    let options = VerifyOptions::default();
+    let unicast = verify(&fabric, &lids, &tables, &DefaultSl(0), &sl2vl, &options);
+    assert!(unicast.is_deadlock_free(), "{unicast}");
+    let on_sl = |sl: u8| BTreeMap::from([(0xc000, sl)]);
+    let sls = on_sl(0);
+    let multicast = Multicast {
+        tables: &mfts,
+        sls: &sls,
+        default_sl: 0,
+    };
+    let v = verify_with_multicast(
+        &fabric,
+        &lids,
+        &tables,
+        &DefaultSl(0),
+        &sl2vl,
+        &multicast,
+        &options,
+    );
+    let cycle = v.cycle.as_ref().expect("the group closes the cycle");
+    assert_eq!(cycle.channels.len(), 3, "{v}");
+    let by_group: Vec<&ibfabric::deadlock::CycleChannel> = cycle
+        .channels
+        .iter()
+        .filter(|c| !c.groups.is_empty())
+        .collect();
+    assert_eq!(by_group.len(), 1, "one dependency is the group's: {v}");
+    assert_eq!(by_group[0].groups, vec![0xc000]);
+    assert_eq!(by_group[0].routes, 0, "no unicast route makes it");
+    let text = v.to_string();
+    assert!(text.contains("multicast MLID 0xc000"), "{text}");
+    assert!(
+        text.contains("multicast: 1 groups (3 switch entries)"),
+        "{text}"
+    );
+
+    // The group on SL 1, which the tables put on VL 1 away from the routes on VL 0: no cycle
+    // with the groups' SLs, the cycle again when anything may be on any SL.
+    let sls = on_sl(1);
+    let multicast = Multicast {
+        sls: &sls,
+        ..multicast
+    };
+    let v = verify_with_multicast(
+        &fabric,
+        &lids,
+        &tables,
+        &DefaultSl(0),
+        &sl2vl,
+        &multicast,
+        &options,
+    );
+    assert!(v.is_deadlock_free(), "{v}");
+    let every = VerifyOptions {
+        sls: RouteSls::EverySl,
+        ..options
+    };
+    let v = verify_with_multicast(
+        &fabric,
+        &lids,
+        &tables,
+        &DefaultSl(0),
+        &sl2vl,
+        &multicast,
+        &every,
+    );
+    assert!(!v.is_deadlock_free(), "{v}");
+}
+
+/// `mfts` as OpenSM writes `opensm.mcfdbs`.
+fn write_mcfdbs(fabric: &Fabric, mfts: &MulticastTables) -> String {
+    let mut out = String::new();
+    for s in mfts.switches() {
+        out += &format!(
+            "\nSwitch 0x{:016x}\nLID    : Out Port(s)\n",
+            fabric.node(s).guid.0
+        );
+        for (mlid, ports) in mfts.table(s) {
+            out += &format!("0x{mlid:04X} :");
+            for p in ports.iter() {
+                out += &format!(" 0x{p:03X} ");
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn deadlock_check_and_analyze_read_multicast_tables() {
+    let MinimalFiles {
+        fabric, dir, lft, ..
+    } = minimal_files();
+    let mut rng = Rng::new(3);
+    let mfts = random_groups(&fabric, &mut rng, 2, false);
+    let mcfdbs = dir.path().join("opensm.mcfdbs");
+    std::fs::write(&mcfdbs, write_mcfdbs(&fabric, &mfts)).unwrap();
+    let sls = dir.path().join("group-sls.txt");
+    std::fs::write(&sls, "0xc000 1\n0xc001 2\n").unwrap();
+    let (lft_arg, mft_arg) = (lft.to_str().unwrap(), mcfdbs.to_str().unwrap());
+    let base = [
+        "--fabric",
+        "slimfly:q=5",
+        "--lfts",
+        lft_arg,
+        "--mfts",
+        mft_arg,
+    ];
+    let (code, out, err) = deadlock_check(&base);
+    assert_eq!(code, 1, "minimal routing on one VL is cyclic: {out}{err}");
+    assert!(out.contains("Unicast routes:\n"), "{out}");
+    assert!(
+        out.contains("Unicast routes and multicast groups:\n"),
+        "{out}"
+    );
+    assert!(out.contains("multicast: 2 groups"), "{out}");
+    assert!(
+        out.contains("multicast delivery: all 2 groups deliver to exactly their members"),
+        "{out}"
+    );
+    let mut args = base.to_vec();
+    args.extend([
+        "--mcast-sls",
+        sls.to_str().unwrap(),
+        "--every-sl",
+        "--format",
+        "json",
+    ]);
+    let (code, out, err) = deadlock_check(&args);
+    assert_eq!(code, 1, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(report["unicast"]["every_sl"]["routes"].as_u64().unwrap() > 0);
+    assert_eq!(
+        report["unicast_multicast"]["path_sl"]["multicast"]["groups"],
+        2
+    );
+    assert_eq!(report["delivery"]["delivering"], 2);
+
+    // A switch of the tree without its entry: the groups no longer reach every member.
+    let (s, _) = mfts.group(0xc000).find(|(_, p)| p.len() > 2).unwrap();
+    let mut broken = mfts.clone();
+    broken.set(s, 0xc000, ibfabric::routing::PortSet::EMPTY);
+    std::fs::write(&mcfdbs, write_mcfdbs(&fabric, &broken)).unwrap();
+    let (code, out, _) = deadlock_check(&base);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("1 of 2 groups do NOT deliver to exactly their members"),
+        "{out}"
+    );
+    assert!(
+        out.contains("(no entry)") || out.contains("misses"),
+        "{out}"
+    );
+    let analyze = std::process::Command::new(env!("CARGO_BIN_EXE_ibfabric"))
+        .args([
+            "analyze",
+            "--fabric",
+            "slimfly:q=5",
+            "--lfts",
+            lft_arg,
+            "--mfts",
+            mft_arg,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&analyze.stdout);
+    assert_eq!(analyze.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("multicast: 2 groups, 1 deliver to exactly their members"),
+        "{text}"
+    );
+    assert!(text.contains("WRONG"), "{text}");
+
+    // Bad input names the file and line; tables of another fabric are refused.
+    std::fs::write(&mcfdbs, "Switch 0x0000000000000001\n").unwrap();
+    let (code, _, err) = deadlock_check(&base);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("opensm.mcfdbs: line 1: expected"), "{err}");
+    std::fs::write(&sls, "0xc000 sixteen\n").unwrap();
+    std::fs::write(&mcfdbs, write_mcfdbs(&fabric, &mfts)).unwrap();
+    let mut args = base.to_vec();
+    args.extend(["--mcast-sls", sls.to_str().unwrap()]);
+    let (code, _, err) = deadlock_check(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("group-sls.txt: line 1"), "{err}");
 }

@@ -22,11 +22,16 @@
 //!   all-to-all traffic and for the adversarial "longest matching" pattern, by linear
 //!   programming.
 //!
+//! With multicast forwarding tables, [`multicast`] reports each group next to the unicast
+//! routes: members, tree switches, depth, whether every member reaches exactly the others, and
+//! the groups per cable.
+//!
 //! Switch LIDs are checked for completeness only: they carry management traffic, so the path,
 //! disjointness, load and MAT metrics are about the endpoint LIDs.
 
 pub(crate) mod context;
 pub mod mat;
+pub mod multicast;
 mod text;
 
 use serde::{Deserialize, Serialize};
@@ -230,6 +235,9 @@ pub struct Report {
     /// Maximum achievable throughput, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mat: Option<MatReport>,
+    /// The multicast groups, when their tables were given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multicast: Option<multicast::MulticastReport>,
 }
 
 impl Report {
@@ -415,6 +423,7 @@ pub fn analyze(
         disjoint,
         link_load,
         mat,
+        multicast: None,
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::multicast::MulticastReport;
 use super::{LoadStats, MatResult, Report};
 
 impl fmt::Display for Report {
@@ -127,7 +128,48 @@ impl fmt::Display for Report {
                 mat.matching.method, mat.matching.pairs, mat.matching.mean_distance
             )?;
         }
+        if let Some(m) = &self.multicast {
+            writeln!(f)?;
+            write!(f, "{m}")?;
+        }
         Ok(())
+    }
+}
+
+impl fmt::Display for MulticastReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "multicast: {} groups, {} deliver to exactly their members",
+            self.groups.len(),
+            self.delivering
+        )?;
+        writeln!(f, "  MLID    members  switches  depth  links  delivery")?;
+        for g in &self.groups {
+            writeln!(
+                f,
+                "  0x{:04x} {:>8} {:>9} {:>6} {:>6}  {}",
+                g.mlid,
+                g.members,
+                g.switches,
+                g.depth,
+                g.links,
+                if g.delivers { "exact" } else { "WRONG" }
+            )?;
+            for p in &g.problems {
+                writeln!(f, "      {p}")?;
+            }
+        }
+        let l = &self.load;
+        write!(
+            f,
+            "  groups per directed switch-to-switch cable: mean {:.2} max {} ({} of {} directions used)",
+            l.mean, l.max, l.links_used, l.links
+        )?;
+        if let Some(b) = &l.busiest {
+            write!(f, "; busiest {b}")?;
+        }
+        writeln!(f)
     }
 }
 

@@ -23,6 +23,7 @@ pub mod iblinkinfo;
 pub mod ibnetdiscover;
 pub mod ibsim;
 pub mod lfts;
+pub mod mfts;
 #[cfg(test)]
 mod mutate;
 pub mod node_name_map;

@@ -34,6 +34,7 @@ pub mod layered;
 pub mod layers;
 pub mod lft;
 pub mod lids;
+pub mod mft;
 pub mod multicast;
 mod polish;
 mod rebalance;
@@ -46,6 +47,7 @@ pub use config::{Algorithm, PathLengths, RoutingConfig, Turns};
 pub use disjoint::pairs_with_disjoint_paths;
 pub use lft::{ForwardingTables, NO_PORT};
 pub use lids::{LidError, LidOwner, LidTable, assign_lids};
+pub use mft::{MulticastTables, PortSet};
 pub use tables::{LidTree, forwarding_tables, lid_tree};
 
 use crate::topology::Fabric;

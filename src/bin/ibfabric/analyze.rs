@@ -1,15 +1,18 @@
 //! `ibfabric analyze`: judge a routing programmed in a fabric (OpenSM's own engines, any fork,
 //! ours) from its forwarding tables.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
+use ibfabric::analysis::multicast::analyze_groups;
 use ibfabric::analysis::{self, Options};
 use ibfabric::cli::output;
 use ibfabric::routing::LidTable;
 
+use crate::multicast::load_mfts;
 use crate::source::{load_fabric, load_tables};
 
 #[derive(Args)]
@@ -22,6 +25,12 @@ pub struct AnalyzeArgs {
     /// output of `ibroute <lid>` for every switch, concatenated.
     #[arg(long, value_name = "FILE")]
     lfts: PathBuf,
+    /// The multicast forwarding tables: OpenSM's opensm.mcfdbs or `ibroute -M <lid>` output
+    /// for every switch, concatenated. Adds each group (members, tree switches, depth,
+    /// cables, whether every member reaches exactly the others) and the groups per cable;
+    /// exit status 1 also when a group does not deliver to exactly its members.
+    #[arg(long, value_name = "FILE")]
+    mfts: Option<PathBuf>,
     /// Node-name-map applied when reading an ibnetdiscover dump (names in the report).
     #[arg(long, value_name = "FILE")]
     node_name_map: Option<PathBuf>,
@@ -48,7 +57,8 @@ enum Format {
     Json,
 }
 
-/// Prints the report; exit status 0 when every entry reaches its destination, 1 otherwise.
+/// Prints the report; exit status 0 when every entry reaches its destination (and every group
+/// its members), 1 otherwise.
 pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let mut fabric = load_fabric(&args.fabric, args.node_name_map.as_deref())?;
     let tables = load_tables(&mut fabric, &args.fabric, &args.lfts)?;
@@ -57,13 +67,18 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         mat: args.mat,
         max_listed_failures: args.max_failures,
     };
-    let report = analysis::analyze(&fabric, &lids, &tables, &options);
+    let mut report = analysis::analyze(&fabric, &lids, &tables, &options);
+    if let Some(file) = &args.mfts {
+        let groups = load_mfts(&fabric, file)?;
+        report.multicast = Some(analyze_groups(&fabric, &groups, &BTreeMap::new()));
+    }
     let rendered = match args.format {
         Format::Text => report.to_string(),
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
     };
     output::emit(args.output.as_deref(), &rendered)?;
-    Ok(if report.is_complete() {
+    let delivers = report.multicast.as_ref().is_none_or(|m| m.all_deliver());
+    Ok(if report.is_complete() && delivers {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

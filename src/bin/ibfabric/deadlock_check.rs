@@ -2,17 +2,21 @@
 //! dependencies, from the tables any subnet manager programmed — forwarding tables, path SLs
 //! and SL-to-VL tables, as OpenSM dumps them or the diagnostic tools read them back.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use ibfabric::analysis::multicast::{GroupReport, MulticastReport, analyze_groups};
 use ibfabric::cli::output;
+use ibfabric::deadlock::verify::{Multicast, verify_with_multicast};
 use ibfabric::deadlock::{RouteSls, SlTable, Verdict, VerifyOptions, identity_row, verify};
 use ibfabric::io::{path_sl, sl2vl};
 use ibfabric::routing::LidTable;
 use serde::Serialize;
 
+use crate::multicast::{load_group_sls, load_mfts};
 use crate::source::{load_fabric, load_tables};
 
 #[derive(Args)]
@@ -50,6 +54,17 @@ pub struct DeadlockCheckArgs {
     /// Leave the switches' own LIDs out as sources and destinations (check CA traffic only).
     #[arg(long)]
     no_switch_lids: bool,
+    /// The multicast forwarding tables: OpenSM's opensm.mcfdbs (in its dump directory) or the
+    /// output of `ibroute -M <lid>` for every switch, concatenated. The groups join the unicast
+    /// routes in the channel dependency graph: the report gives the unicast verdict and the
+    /// unicast + multicast one (exit status from the latter), and the groups whose tables do
+    /// not deliver to exactly their members (the ports of their entries; exit status 1).
+    #[arg(long, value_name = "FILE")]
+    mfts: Option<PathBuf>,
+    /// The SL of each multicast group: `saquery -g` output or `MLID SL` lines. Groups it does
+    /// not list (all, without this option) use --default-sl.
+    #[arg(long, value_name = "FILE", requires = "mfts")]
+    mcast_sls: Option<PathBuf>,
     /// Node-name-map applied when reading an ibnetdiscover dump (names in the report).
     #[arg(long, value_name = "FILE")]
     node_name_map: Option<PathBuf>,
@@ -132,33 +147,141 @@ pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
         max_listed: args.max_examples,
         sls: RouteSls::PathSl,
     };
-    let verdict = verify(&fabric, &lids, &lfts, &sls, &tables, &options);
     let header = format!("{}: {}", fabric.name, fabric.summary());
-    let (rendered, deadlock_free) = if args.every_sl {
-        let every_options = VerifyOptions {
-            sls: RouteSls::EverySl,
-            ..options
-        };
-        let every = verify(&fabric, &lids, &lfts, &sls, &tables, &every_options);
-        let both = BothVerdicts::new(verdict, every);
+    let every_options = VerifyOptions {
+        sls: RouteSls::EverySl,
+        ..options.clone()
+    };
+    let unicast = Verdicts::new(
+        verify(&fabric, &lids, &lfts, &sls, &tables, &options),
+        args.every_sl
+            .then(|| verify(&fabric, &lids, &lfts, &sls, &tables, &every_options)),
+    );
+    let Some(mfts_file) = &args.mfts else {
         let rendered = match args.format {
-            Format::Text => format!("{header}\n{}", both.text()),
-            Format::Json => serde_json::to_string_pretty(&both)? + "\n",
+            Format::Text => format!("{header}\n{}", unicast.text()),
+            Format::Json => unicast.json()?,
         };
-        (rendered, both.guarantee == Guarantee::WhateverSl)
-    } else {
-        let rendered = match args.format {
-            Format::Text => format!("{header}\n{verdict}"),
-            Format::Json => serde_json::to_string_pretty(&verdict)? + "\n",
-        };
-        (rendered, verdict.is_deadlock_free())
+        output::emit(args.output.as_deref(), &rendered)?;
+        return Ok(exit_status(unicast.deadlock_free()));
+    };
+    let groups = load_mfts(&fabric, mfts_file)?;
+    let group_sls = match &args.mcast_sls {
+        Some(file) => load_group_sls(file)?,
+        None => BTreeMap::new(),
+    };
+    let multicast = Multicast {
+        tables: &groups,
+        sls: &group_sls,
+        default_sl: args.default_sl,
+    };
+    let with = |options: &VerifyOptions| {
+        verify_with_multicast(&fabric, &lids, &lfts, &sls, &tables, &multicast, options)
+    };
+    let unicast_multicast =
+        Verdicts::new(with(&options), args.every_sl.then(|| with(&every_options)));
+    let delivery = analyze_groups(&fabric, &groups, &BTreeMap::new());
+    let report = MulticastCheck {
+        unicast,
+        unicast_multicast,
+        delivery,
+    };
+    let rendered = match args.format {
+        Format::Text => format!("{header}\n{}", report.text()),
+        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
     };
     output::emit(args.output.as_deref(), &rendered)?;
-    Ok(if deadlock_free {
+    Ok(exit_status(
+        report.unicast_multicast.deadlock_free() && report.delivery.all_deliver(),
+    ))
+}
+
+fn exit_status(good: bool) -> ExitCode {
+    if good {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
+    }
+}
+
+/// The verdict with the path SLs, and with `--every-sl` also the one with every route on every
+/// SL.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Verdicts {
+    PathSl(Box<Verdict>),
+    Both(Box<BothVerdicts>),
+}
+
+impl Verdicts {
+    fn new(path_sl: Verdict, every_sl: Option<Verdict>) -> Self {
+        match every_sl {
+            None => Self::PathSl(Box::new(path_sl)),
+            Some(every) => Self::Both(Box::new(BothVerdicts::new(path_sl, every))),
+        }
+    }
+
+    /// Deadlock-free (with `--every-sl`: whatever the SL).
+    fn deadlock_free(&self) -> bool {
+        match self {
+            Self::PathSl(v) => v.is_deadlock_free(),
+            Self::Both(both) => both.guarantee == Guarantee::WhateverSl,
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Self::PathSl(v) => v.to_string(),
+            Self::Both(both) => both.text(),
+        }
+    }
+
+    fn json(&self) -> anyhow::Result<String> {
+        Ok(serde_json::to_string_pretty(self)? + "\n")
+    }
+}
+
+/// The report of `--mfts`: the unicast routes alone, unicast and multicast together, and the
+/// groups' delivery.
+#[derive(Serialize)]
+struct MulticastCheck {
+    unicast: Verdicts,
+    unicast_multicast: Verdicts,
+    delivery: MulticastReport,
+}
+
+impl MulticastCheck {
+    fn text(&self) -> String {
+        let wrong: Vec<&GroupReport> = self
+            .delivery
+            .groups
+            .iter()
+            .filter(|g| !g.delivers)
+            .collect();
+        let mut delivery = if wrong.is_empty() {
+            format!(
+                "multicast delivery: all {} groups deliver to exactly their members\n",
+                self.delivery.groups.len()
+            )
+        } else {
+            format!(
+                "multicast delivery: {} of {} groups do NOT deliver to exactly their members:\n",
+                wrong.len(),
+                self.delivery.groups.len()
+            )
+        };
+        for g in wrong {
+            delivery += &format!("  MLID 0x{:04x} ({} members):\n", g.mlid, g.members);
+            for p in &g.problems {
+                delivery += &format!("    {p}\n");
+            }
+        }
+        format!(
+            "Unicast routes:\n{}\nUnicast routes and multicast groups:\n{}\n{delivery}",
+            self.unicast.text(),
+            self.unicast_multicast.text()
+        )
+    }
 }
 
 /// Which deadlock freedom the tables give.

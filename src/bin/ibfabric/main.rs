@@ -9,6 +9,7 @@ mod a2a;
 mod analyze;
 mod deadlock_check;
 mod diff;
+mod multicast;
 mod rankmap;
 mod repair;
 mod route;

@@ -2,6 +2,7 @@
 //! components with a cycle each.
 
 use super::dependencies::Dependencies;
+use super::multicast::Multicast;
 use super::routes::Routes;
 use super::verdict::{CyclicComponent, VlChannels};
 use crate::deadlock::cdg::{CallbackGraph, CycleSearch, cyclic_components, shortest_cycle};
@@ -47,6 +48,8 @@ pub(super) struct Found<'f, 'a> {
     pub(super) routes: Routes<'f, 'a>,
     /// Their dependencies.
     pub(super) deps: &'f Dependencies,
+    /// The multicast groups checked with them.
+    pub(super) multicast: Option<&'f Multicast<'f>>,
 }
 
 impl Found<'_, '_> {

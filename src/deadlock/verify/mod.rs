@@ -24,9 +24,14 @@
 //! with the set of SLs that hold its channel; a switch whose (in port, out port) table maps
 //! several of them to one lane passes them on together, so SLs with equal lane sequences cost
 //! one walk, and a tail splits only where the tables tell its SLs apart.
+//!
+//! [`verify_with_multicast`] adds the multicast groups of the switches' multicast forwarding
+//! tables to the same graph (see `multicast` for what a group depends on): a cycle through a
+//! group's tree names the MLIDs whose trees make its dependencies.
 
 mod cycles;
 mod dependencies;
+mod multicast;
 mod names;
 mod render;
 mod routes;
@@ -34,7 +39,10 @@ mod scan;
 mod verdict;
 mod walker;
 
-pub use verdict::{Cycle, CycleChannel, CyclicComponent, RouteExample, Verdict, VlChannels};
+pub use multicast::Multicast;
+pub use verdict::{
+    Cycle, CycleChannel, CyclicComponent, MulticastCounts, RouteExample, Verdict, VlChannels,
+};
 
 use super::network::{BrokenRoutes, Channels, Traffic, chunks, threads};
 use super::path_sl::PathSl;
@@ -43,6 +51,7 @@ use crate::routing::{ForwardingTables, LidTable};
 use crate::topology::Fabric;
 use cycles::{Found, find_cycle};
 use dependencies::Dependencies;
+use multicast::{Hop, replicate};
 use routes::Routes;
 use scan::{Scan, scan};
 
@@ -90,6 +99,41 @@ pub fn verify(
     sl2vl: &Sl2VlTables,
     options: &VerifyOptions,
 ) -> Verdict {
+    check(fabric, lids, tables, path_sl, sl2vl, None, options)
+}
+
+/// Checks the unicast routes of `tables` and the groups of `multicast` together, in one
+/// channel dependency graph, for deadlock freedom. With [`RouteSls::PathSl`] each group
+/// carries its own SL; with [`RouteSls::EverySl`], every SL.
+pub fn verify_with_multicast(
+    fabric: &Fabric,
+    lids: &LidTable,
+    tables: &ForwardingTables,
+    path_sl: &dyn PathSl,
+    sl2vl: &Sl2VlTables,
+    multicast: &Multicast<'_>,
+    options: &VerifyOptions,
+) -> Verdict {
+    check(
+        fabric,
+        lids,
+        tables,
+        path_sl,
+        sl2vl,
+        Some(multicast),
+        options,
+    )
+}
+
+fn check(
+    fabric: &Fabric,
+    lids: &LidTable,
+    tables: &ForwardingTables,
+    path_sl: &dyn PathSl,
+    sl2vl: &Sl2VlTables,
+    multicast: Option<&Multicast<'_>>,
+    options: &VerifyOptions,
+) -> Verdict {
     let net = Channels::new(
         fabric,
         lids,
@@ -130,12 +174,36 @@ pub fn verify(
         loops += part.loops;
         checked += part.routes;
     }
+    let multicast_counts = multicast.map(|m| {
+        let (dependencies, channels) = (deps.count(), deps.used.iter().filter(|&&u| u).count());
+        let index = deps.index;
+        let mlids = m.tables.mlids();
+        for &mlid in &mlids {
+            replicate(&net, sl2vl, &index, m, options.sls, mlid, |hop| match hop {
+                Hop::Dependency { a, x, b, y } => deps.add(net.turn(a, b), a, x, b, y),
+                Hop::Start { b, y } => deps.used[b as usize * deps.nv + y] = true,
+                Hop::Dropped(what) => {
+                    dropped.count += 1;
+                    if dropped.examples.len() < cap {
+                        dropped.examples.push(what);
+                    }
+                }
+            });
+        }
+        MulticastCounts {
+            groups: mlids.len(),
+            entries: m.tables.len(),
+            dependencies: deps.count() - dependencies,
+            channels: deps.used.iter().filter(|&&u| u).count() - channels,
+        }
+    });
     let (cycle, cyclic_components) = match find_cycle(&net, &deps) {
         None => (None, Vec::new()),
         Some(first) => {
             let found = Found {
                 routes,
                 deps: &deps,
+                multicast,
             };
             let mut components = found.components(first);
             (components[0].cycle.take(), components)
@@ -158,5 +226,6 @@ pub fn verify(
         dropped,
         cycle,
         cyclic_components,
+        multicast: multicast_counts,
     }
 }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use super::cycles::Found;
 use super::dependencies::Dependencies;
+use super::multicast::{Hop, Multicast, replicate};
 use super::routes::{Routes, by_lane};
 use super::verdict::{Cycle, CycleChannel, RouteExample};
 use crate::deadlock::network::{Channels, Source};
@@ -40,6 +41,7 @@ impl Found<'_, '_> {
                             vl: deps.vl_of[x],
                             routes: 0,
                             examples: Vec::new(),
+                            groups: Vec::new(),
                         }
                     })
                     .collect(),
@@ -117,7 +119,38 @@ impl Found<'_, '_> {
                 }
             }
         }
+        if let Some(multicast) = self.multicast {
+            self.name_groups(multicast, &wanted, &mut named);
+        }
         named
+    }
+
+    /// Adds to each cycle dependency the groups whose replication makes it (up to the cap).
+    fn name_groups(
+        &self,
+        multicast: &Multicast<'_>,
+        wanted: &HashMap<(usize, usize, usize), (usize, usize)>,
+        named: &mut [Cycle],
+    ) {
+        let Routes {
+            net,
+            sl2vl,
+            sls,
+            cap,
+            ..
+        } = self.routes;
+        for mlid in multicast.tables.mlids() {
+            replicate(net, sl2vl, &self.deps.index, multicast, sls, mlid, |hop| {
+                if let Hop::Dependency { a, x, b, y } = hop
+                    && let Some(&(k, i)) = wanted.get(&(net.turn(a, b), x, y))
+                {
+                    let groups = &mut named[k].channels[i].groups;
+                    if groups.last() != Some(&mlid) && groups.len() < cap.max(1) {
+                        groups.push(mlid);
+                    }
+                }
+            });
+        }
     }
 }
 

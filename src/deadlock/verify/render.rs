@@ -22,6 +22,13 @@ impl fmt::Display for Verdict {
             },
             self.dependencies
         )?;
+        if let Some(m) = &self.multicast {
+            writeln!(
+                f,
+                "multicast: {} groups ({} switch entries) add {} dependencies and {} channels to the unicast routes'",
+                m.groups, m.entries, m.dependencies, m.channels
+            )?;
+        }
         if self.broken.count > 0 {
             writeln!(
                 f,
@@ -77,6 +84,10 @@ fn write_cycle(f: &mut fmt::Formatter<'_>, cycle: &Cycle, indent: &str) -> fmt::
                 "{indent}    LID {} -> LID {} SL {} ({} -> {})",
                 r.slid, r.dlid, r.sl, r.source, r.destination
             )?;
+        }
+        if !c.groups.is_empty() {
+            let mlids: Vec<String> = c.groups.iter().map(|m| format!("0x{m:04x}")).collect();
+            writeln!(f, "{indent}    multicast MLID {}", mlids.join(", "))?;
         }
     }
     Ok(())

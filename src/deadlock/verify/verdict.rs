@@ -32,6 +32,10 @@ pub struct CycleChannel {
     pub routes: u64,
     /// Some of them.
     pub examples: Vec<RouteExample>,
+    /// Multicast groups (MLIDs, ascending, as many as examples are listed) whose trees make
+    /// this dependency.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<u16>,
 }
 
 /// A cycle of the channel dependency graph: each channel depends on the next, the last on the
@@ -95,6 +99,22 @@ pub struct Verdict {
     /// [`Self::cycle`], the others follow by their first channel (link, VL).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cyclic_components: Vec<CyclicComponent>,
+    /// The multicast groups checked with the routes, when there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multicast: Option<MulticastCounts>,
+}
+
+/// What the multicast groups add to the channel dependency graph of the unicast routes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MulticastCounts {
+    /// Groups (MLIDs with an entry in some switch).
+    pub groups: usize,
+    /// (switch, MLID) entries.
+    pub entries: usize,
+    /// Dependencies the groups make that no unicast route makes.
+    pub dependencies: usize,
+    /// Channels the groups use that no unicast route uses.
+    pub channels: usize,
 }
 
 impl Verdict {
