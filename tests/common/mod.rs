@@ -46,6 +46,11 @@ impl Ibsim {
     /// # Panics
     /// If the simulator does not come up within 60 s (its log is in the message).
     pub fn start(net: &str) -> Self {
+        Self::start_for(net, SIMULATOR_LIFETIME_SECS)
+    }
+
+    /// As [`Self::start`], for a simulator that must live `lifetime_secs` (a soak).
+    pub fn start_for(net: &str, lifetime_secs: u32) -> Self {
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         let dir = tempfile::Builder::new()
             .prefix("ibfabric-sim-")
@@ -60,7 +65,7 @@ impl Ibsim {
         );
         let log = fs::File::create(dir.path().join("ibsim.log")).expect("ibsim log");
         let child = Command::new("timeout")
-            .arg(SIMULATOR_LIFETIME_SECS.to_string())
+            .arg(lifetime_secs.to_string())
             // Raise the default limits (2048 nodes, 256 switches) for larger fabrics.
             .args(["ibsim", "-s", "-N", "8192", "-S", "2048", "-P", "131072"])
             .arg(&net_path)

@@ -1,0 +1,165 @@
+//! Benchmark: the fault sequence on the real stack, side by side. Stock OpenSM 3.3.23 under
+//! ibsim (LMC 2, `qos TRUE`, daemon mode) routes a Slim Fly q = 7 with the layered plugin
+//! (default configuration) and with its own `minhop`, `dfsssp` and `nue`; the same seeded
+//! switch-to-switch cables are cut cumulatively (1, 2, 5, 10), then every cable of one switch.
+//! After every step the fabric is read back (`ibnetdiscover`, `ibroute` of every switch,
+//! OpenSM's SL-to-VL dump) and judged:
+//!
+//! - **re-route time**: from OpenSM's first trap of the step to its last "tables configured"
+//!   line (discovery and routing, as the admin sees it in the log);
+//! - **churn**: forwarding entries changed against entries whose route crossed a lost cable;
+//! - **complete**: every pair of the remaining subnet routed in every layer;
+//! - **every SL**: the verifier's verdict on the read-back tables with every route on every SL
+//!   (what UCX and verbs programs with their own SL get; path SLs are not queried here).
+//!
+//! `cargo bench --bench faults [engine]` prints one Markdown row per engine and step.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::plugin::with_plugin;
+use common::readback::{ReadBack, churn};
+use common::{Ibsim, OpenSm, OpenSmOptions};
+use ibfabric::analysis::{self, Options};
+use ibfabric::io::ibsim;
+use ibfabric::rng::Rng;
+use ibfabric::topology::{Link, PortRef};
+
+/// OpenSM's line when an engine's tables are in use ("minhop tables configured ...").
+const CONFIGURED: &str = "tables configured on all switches";
+/// The line of a trap that starts a step's sweeps.
+const TRAP: &str = "Received Generic Notice";
+
+fn options(engine: &str) -> OpenSmOptions {
+    let mut options = if engine == "layered" {
+        with_plugin("qos TRUE\n", None, false)
+    } else {
+        let mut o = OpenSmOptions::new(engine, 2);
+        o.once = false;
+        o.config = Some("qos TRUE\nforce_log_flush TRUE\n".into());
+        o
+    };
+    options.up_within = Duration::from_secs(1800);
+    options
+}
+
+/// Waits until OpenSM configured tables more than `before` times and kept quiet for 4 s.
+fn settled(sm: &OpenSm, before: usize) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let count = || sm.log().matches(CONFIGURED).count();
+    let (mut last, mut quiet) = (count(), Instant::now());
+    loop {
+        std::thread::sleep(Duration::from_millis(250));
+        let now = count();
+        if now != last {
+            (last, quiet) = (now, Instant::now());
+        }
+        if last > before && quiet.elapsed() > Duration::from_secs(4) {
+            std::thread::sleep(Duration::from_secs(1));
+            return last;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no settled routing:\n{}",
+            sm.log()
+        );
+    }
+}
+
+/// Seconds of the day of an OpenSM log line (`Nov 24 02:40:34 166527 [...] ...`).
+fn stamp(line: &str) -> Option<f64> {
+    let mut words = line.split_whitespace().skip(2);
+    let clock: Vec<f64> = words
+        .next()?
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let micros: f64 = words.next()?.parse().ok()?;
+    Some(clock[0] * 3600.0 + clock[1] * 60.0 + clock[2] + micros / 1e6)
+}
+
+/// From the first trap to the last "tables configured" line of `log` (a step's part).
+fn reroute_time(log: &str) -> Option<f64> {
+    let first = log.lines().find(|l| l.contains(TRAP)).and_then(stamp)?;
+    let last = log
+        .lines()
+        .rfind(|l| l.contains(CONFIGURED))
+        .and_then(stamp)?;
+    Some(last - first)
+}
+
+fn run(engine: &str) {
+    let generated = common::generated("slimfly:q=7");
+    let mut sim = Ibsim::start(&ibsim::write_net(&generated));
+    let sm = OpenSm::start(&sim, &options(engine));
+    let mut routings = settled(&sm, 0);
+    let mut previous = ReadBack::read(&sim, &sm);
+    let inter: Vec<&Link> = generated
+        .links()
+        .iter()
+        .filter(|l| generated.node(l.a.node).is_switch() && generated.node(l.b.node).is_switch())
+        .collect();
+    let end = |p: PortRef| format!("\"{}\"[{}]", generated.node(p.node).name, p.port);
+    // The cuts of tests/plugin_sweeps.rs's fault sequence.
+    let mut rng = Rng::new(7);
+    let mut cut: Vec<&Link> = Vec::new();
+    let victim = generated.switches().nth(11).unwrap();
+    for (step, cables) in [
+        ("1 cable", 1usize),
+        ("2 cables", 2),
+        ("5 cables", 5),
+        ("10 cables", 10),
+        ("10 cables + 1 switch", 11),
+    ] {
+        let log_before = sm.log().len();
+        if cables == 11 {
+            for (port, _) in generated.neighbours(victim) {
+                sim.console(&format!("Unlink {}", end(PortRef { node: victim, port })));
+            }
+        } else {
+            while cut.len() < cables {
+                let l = inter[rng.below(inter.len() as u64) as usize];
+                if !cut.contains(&l) {
+                    sim.console(&format!("Unlink {}", end(l.a)));
+                    cut.push(l);
+                }
+            }
+        }
+        routings = settled(&sm, routings);
+        let log = sm.log();
+        let time = reroute_time(&log[log_before..]);
+        let now = ReadBack::read(&sim, &sm);
+        let report = analysis::analyze(&now.fabric, &now.lids, &now.tables, &Options::default());
+        let verdict = now.verify_every_sl();
+        let (changed, crossing) = churn(&previous, &now);
+        println!(
+            "| {engine} | {step} | {} | {changed} / {crossing} ({:.2}) | {} ({} layers) | {} |",
+            time.map_or("—".into(), |t| format!("{:.0} ms", t * 1e3)),
+            changed as f64 / crossing.max(1) as f64,
+            if report.is_complete() { "yes" } else { "NO" },
+            report.layers,
+            if verdict.is_deadlock_free() {
+                "deadlock-free"
+            } else {
+                "cycle"
+            }
+        );
+        previous = now;
+    }
+}
+
+fn main() {
+    let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    println!(
+        "| engine | step | re-route time | entries changed / had to (churn) | complete | every SL |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for engine in ["layered", "minhop", "dfsssp", "nue"] {
+        if filter.as_deref().is_some_and(|f| f != engine) {
+            continue;
+        }
+        run(engine);
+    }
+}
