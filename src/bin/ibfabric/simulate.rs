@@ -150,6 +150,12 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         Some((s, _)) => {
             let ranks = schedule::schedule_ranks(&routing, s)?;
             if s.layers > 1 && args.platform.lfts.is_none() {
+                if matches!(args.platform.layer_policy(), LayerPolicy::Parallel { .. }) {
+                    bail!(
+                        "the MLFM layer layout gives each of the schedule's flows its layer; \
+                         --layer-policy parallel needs tables (--lfts)"
+                    );
+                }
                 let layers = traffic::schedule_pair_layers(s);
                 (
                     ranks,
@@ -179,6 +185,20 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     )?;
     let (platform, host_of) = platform_of(&routing, &ranks, &model, &policy)?;
     let notes = notes(&routing, &policy_name, &model);
+    // Under the parallel policy every rank is one rank per layer, each sending its part.
+    let copies = host_of.len() / ranks.len().max(1);
+    let (sent_table, part_bytes) = match &table {
+        Some(t) if copies > 1 => (
+            Some(traffic::split_over_copies(t, copies)),
+            args.bytes.div_ceil(copies as u64),
+        ),
+        None if copies > 1 => bail!(
+            "--layer-policy parallel splits the messages of a phase pattern (permutation, \
+             adversarial, shift, schedule); MPI's collectives ({}) cannot be split",
+            args.pattern.name()
+        ),
+        _ => (table.clone(), args.bytes),
+    };
 
     let bench = compiled_bench()?;
     let scratch = tempfile::Builder::new()
@@ -189,13 +209,13 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     // smpirun runs in the scratch directory: the files' paths must not be relative.
     let dir = &std::fs::canonicalize(dir).with_context(|| dir.display().to_string())?;
-    let files = write_run_files(dir, &platform, &notes, &host_of, table.as_ref())?;
+    let files = write_run_files(dir, &platform, &notes, &host_of, sent_table.as_ref())?;
 
     let mut command = Command::new("smpirun");
     command
         .current_dir(scratch.path())
         .arg("-np")
-        .arg(ranks.len().to_string())
+        .arg(host_of.len().to_string())
         .arg("-platform")
         .arg(&files.platform)
         .arg("-hostfile")
@@ -223,7 +243,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     };
     command
         .arg(bench_pattern)
-        .arg(args.bytes.to_string())
+        .arg(part_bytes.to_string())
         .arg(args.iterations.to_string());
     if let Some(path) = &files.phases {
         command.arg(path);
