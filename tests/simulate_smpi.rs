@@ -222,3 +222,96 @@ fn a_failing_smpirun_is_reported_with_its_stderr() {
     assert!(err.contains("smpirun failed"), "{err}");
     assert!(err.contains("no-such/option"), "{err}");
 }
+
+/// `ibfabric simulate` on the core's layered routing of a small Slim Fly; the report.
+fn simulate_slim_fly(layers: &str, policy: &str, pattern: &str) -> serde_json::Value {
+    let out = ibfabric(&[
+        "simulate",
+        "--fabric",
+        "slimfly:q=3",
+        "--algorithm",
+        "layered",
+        "--layers",
+        layers,
+        "--layer-policy",
+        policy,
+        "--pattern",
+        pattern,
+        "--bytes",
+        "1048576",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn parallel_flows_have_one_host_per_layer_and_one_rank_per_layer_and_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    let (platform, hostfile) = (dir.path().join("p.xml"), dir.path().join("hosts.txt"));
+    let out = ibfabric(&[
+        "simgrid",
+        "--fabric",
+        FAT_TREE,
+        "--layers",
+        "2",
+        "--layer-policy",
+        "parallel",
+        "--out",
+        platform.to_str().unwrap(),
+        "--hostfile",
+        hostfile.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hosts = 2 * fabric().hosts().count();
+    let xml = std::fs::read_to_string(&platform).unwrap();
+    assert_eq!(xml.matches("<host ").count(), hosts);
+    assert_eq!(xml.matches("<route ").count(), hosts * (hosts - 1));
+    let lines = std::fs::read_to_string(&hostfile).unwrap();
+    let distinct: std::collections::HashSet<&str> = lines.lines().collect();
+    assert_eq!(lines.lines().count(), hosts);
+    assert_eq!(distinct.len(), hosts, "every rank copy on its own host");
+}
+
+#[test]
+fn parallel_flows_over_one_layer_are_the_fixed_layer() {
+    let one = simulate_slim_fly("1", "parallel", "permutation");
+    let fixed = simulate_slim_fly("1", "fixed:0", "permutation");
+    assert_eq!(one["hosts"], fixed["hosts"]);
+    assert_eq!(one["simulated_seconds"], fixed["simulated_seconds"]);
+}
+
+#[test]
+fn adversarial_traffic_split_over_four_layered_paths_beats_one_layer() {
+    let parallel = simulate_slim_fly("4", "parallel", "adversarial");
+    let fixed = simulate_slim_fly("4", "fixed:0", "adversarial");
+    assert_eq!(parallel["ranks"], fixed["ranks"]);
+    assert_eq!(parallel["bytes_per_rank"], fixed["bytes_per_rank"]);
+    let (split, one) = (
+        parallel["simulated_seconds"].as_f64().unwrap(),
+        fixed["simulated_seconds"].as_f64().unwrap(),
+    );
+    assert!(split < one, "parallel {split} s, layer 0 {one} s");
+}
+
+#[test]
+fn parallel_flows_refuse_mpi_collectives() {
+    for pattern in ["alltoall", "allreduce", "bcast"] {
+        let out = ibfabric(&[
+            "simulate",
+            "--fabric",
+            FAT_TREE,
+            "--layers",
+            "2",
+            "--layer-policy",
+            "parallel",
+            "--pattern",
+            pattern,
+            "--bytes",
+            "1024",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("phase pattern"), "{}", stderr(&out));
+    }
+}

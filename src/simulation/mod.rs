@@ -10,8 +10,10 @@
 //! * Multipath ([`LayerPolicy`]): SimGrid's `Full` routing holds one route per host pair, so a
 //!   pair's traffic takes one layer (LID offset): a fixed one, the per-pair round robin Open MPI
 //!   used to spread queue pairs over LMC paths (pair (i, j) on layer (i + j) mod L), or the
-//!   layer a schedule gives each flow (the MLFM paper's source-chosen spines). Splitting one
-//!   message over all layers as parallel flows is not expressible in a `Full` zone.
+//!   layer a schedule gives each flow (the MLFM paper's source-chosen spines). All layers as
+//!   parallel flows need one route per layer for one pair, which a `Full` zone has only
+//!   between distinct hosts: [`LayerPolicy::Parallel`] makes every endpoint L hosts on the
+//!   same port, and [`traffic::split_over_copies`] splits each message into L parts.
 //! * Traffic ([`traffic`]): the phase tables the benchmark runs (random permutation,
 //!   adversarial switch pairing, a schedule's phases).
 //!

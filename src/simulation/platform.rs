@@ -74,6 +74,17 @@ pub enum LayerPolicy {
     RoundRobin,
     /// The layer of every ordered pair, `layers[i * hosts + j]` (a schedule's LID offsets).
     PerPair(Vec<u16>),
+    /// All layers as parallel flows: the platform's hosts are copies of the job's `endpoints`
+    /// endpoints (host k · endpoints + e is copy k of endpoint e, on the same port), and a
+    /// pair takes the layer of the destination's copy. SimGrid's `Full` zone holds one route
+    /// per host pair, so a pair of endpoints gets one route per layer only through copies;
+    /// a benchmark that splits each message into one part per copy (rank k · n + r sends to
+    /// rank k · n + d) then spreads every pair's traffic evenly over all layers, as an MPI
+    /// library striping a message over one queue pair per LID would.
+    Parallel {
+        /// Distinct endpoints of the job (hosts per copy).
+        endpoints: usize,
+    },
 }
 
 impl LayerPolicy {
@@ -83,6 +94,7 @@ impl LayerPolicy {
             Self::Fixed(k) => *k,
             Self::RoundRobin => ((i + j) % usize::from(lids.max(1))) as u16,
             Self::PerPair(layers) => layers.get(i * hosts + j).copied().unwrap_or(0),
+            Self::Parallel { endpoints } => (j / (*endpoints).max(1)) as u16,
         }
     }
 }

@@ -413,3 +413,88 @@ fn a_schedules_phase_table_keeps_its_phases_in_order() {
     }
     assert_eq!(table.max_messages_sent(), schedule.ranks.len() - 1);
 }
+
+#[test]
+fn parallel_copies_take_the_destination_copys_layer_along_the_tables() {
+    for spec in FABRICS {
+        let (fabric, lids, tables) = routed(spec, 4);
+        let ports = host_ports(&fabric);
+        let n = ports.len();
+        let copies: Vec<PortRef> = (0..4).flat_map(|_| ports.iter().copied()).collect();
+        let policy = LayerPolicy::Parallel { endpoints: n };
+        let platform = Platform::build(
+            &fabric,
+            &lids,
+            &tables,
+            &copies,
+            &LinkModel::DEFAULT,
+            &policy,
+        )
+        .unwrap();
+        let ids: std::collections::HashSet<&str> =
+            platform.hosts.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids.len(), 4 * n, "{spec}: host ids are unique");
+        for a in 0..4 * n {
+            for b in (0..4 * n).filter(|&b| ports[b % n] != ports[a % n]) {
+                let layer = platform.layer(a, b);
+                assert_eq!(usize::from(layer), b / n, "{spec}: {a} -> {b}");
+                let to = ports[b % n];
+                let lid = fabric.node(to.node).ports[usize::from(to.port)].lid + layer;
+                let expected = walk_by_hand(&fabric, &tables, ports[a % n], to, lid);
+                let got: Vec<PortRef> = platform
+                    .route(a, b)
+                    .iter()
+                    .map(|&l| platform.links[l as usize].from)
+                    .collect();
+                assert_eq!(got, expected, "{spec}: {a} -> {b} on layer {layer}");
+            }
+        }
+    }
+}
+
+#[test]
+fn parallel_copies_beyond_the_destinations_lids_are_refused() {
+    let (fabric, lids, tables) = routed("slimfly:q=3", 2);
+    let ports = host_ports(&fabric);
+    let n = ports.len();
+    let copies: Vec<PortRef> = (0..4).flat_map(|_| ports.iter().copied()).collect();
+    let err = Platform::build(
+        &fabric,
+        &lids,
+        &tables,
+        &copies,
+        &LinkModel::DEFAULT,
+        &LayerPolicy::Parallel { endpoints: n },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, PlatformError::NoSuchLayer { lids: 2, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn splitting_over_copies_sends_copy_k_of_a_rank_to_copy_k_of_its_destination() {
+    for (ranks, copies) in [(1, 1), (5, 2), (12, 4), (7, 3)] {
+        let mut table = traffic::random_permutation(ranks, ranks as u64);
+        table.phases.push(
+            (0..ranks as u32)
+                .map(|r| if r % 2 == 0 { IDLE } else { 0 })
+                .collect(),
+        );
+        let split = traffic::split_over_copies(&table, copies);
+        assert_eq!(split.ranks, ranks * copies);
+        assert_eq!(split.phases.len(), table.phases.len());
+        for (phase, original) in split.phases.iter().zip(&table.phases) {
+            assert_eq!(phase.len(), ranks * copies);
+            for (a, &d) in phase.iter().enumerate() {
+                let (k, r) = (a / ranks, a % ranks);
+                match original[r] {
+                    IDLE => assert_eq!(d, IDLE),
+                    o => assert_eq!(d as usize, k * ranks + o as usize),
+                }
+            }
+        }
+        assert_eq!(split.max_messages_sent(), table.max_messages_sent());
+    }
+}

@@ -84,6 +84,29 @@ pub fn adversarial(switch_of: &[u32], distance: impl Fn(u32, u32) -> u32) -> Pha
     }
 }
 
+/// `table` over `copies` copies of its ranks (rank k · ranks + r is copy k of rank r): in every
+/// phase copy k of a rank sends to copy k of its destination, so each message becomes
+/// `copies` parallel parts (see [`LayerPolicy::Parallel`](super::LayerPolicy::Parallel)).
+pub fn split_over_copies(table: &PhaseTable, copies: usize) -> PhaseTable {
+    let n = table.ranks;
+    PhaseTable {
+        ranks: n * copies,
+        phases: table
+            .phases
+            .iter()
+            .map(|phase| {
+                (0..copies)
+                    .flat_map(|k| {
+                        phase
+                            .iter()
+                            .map(move |&d| if d == IDLE { IDLE } else { d + (k * n) as u32 })
+                    })
+                    .collect()
+            })
+            .collect(),
+    }
+}
+
 /// The phases of an all-to-all schedule, in order.
 pub fn from_schedule(schedule: &Schedule) -> PhaseTable {
     PhaseTable {

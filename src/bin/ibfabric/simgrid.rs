@@ -47,9 +47,11 @@ pub struct PlatformArgs {
     /// each, in node order.
     #[arg(long, value_name = "FILE")]
     pub hosts: Option<PathBuf>,
-    /// Which layer (LID offset) a host pair's traffic takes: `fixed:K`, or `round-robin`
-    /// (pair i, j of the platform's hosts on layer (i + j) mod the destination's LIDs, as
-    /// Open MPI spread its queue pairs over LMC paths). SimGrid holds one route per pair.
+    /// Which layer (LID offset) a host pair's traffic takes: `fixed:K`, `round-robin` (pair
+    /// i, j of the platform's hosts on layer (i + j) mod the destination's LIDs, as Open MPI
+    /// spread its queue pairs over LMC paths), or `parallel` (all layers at once: every
+    /// endpoint becomes one SimGrid host per LID, and `simulate` splits each message of a
+    /// phase pattern into one part per layer). SimGrid holds one route per host pair.
     #[arg(long, default_value = "round-robin", value_name = "POLICY")]
     pub layer_policy: LayerPolicyArg,
     /// Rate of cables whose rate the fabric does not give (generated fabrics), as
@@ -74,18 +76,24 @@ pub enum LayerPolicyArg {
     Fixed(u16),
     /// `round-robin`.
     RoundRobin,
+    /// `parallel`.
+    Parallel,
 }
 
 impl FromStr for LayerPolicyArg {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        if s == "round-robin" {
-            return Ok(Self::RoundRobin);
+        match s {
+            "round-robin" => return Ok(Self::RoundRobin),
+            "parallel" => return Ok(Self::Parallel),
+            _ => {}
         }
         s.strip_prefix("fixed:")
             .and_then(|k| k.parse().ok())
             .map(Self::Fixed)
-            .ok_or_else(|| format!("{s:?}: expected fixed:K (K a layer number) or round-robin"))
+            .ok_or_else(|| {
+                format!("{s:?}: expected fixed:K (K a layer number), round-robin or parallel")
+            })
     }
 }
 
@@ -94,6 +102,7 @@ impl std::fmt::Display for LayerPolicyArg {
         match self {
             Self::Fixed(k) => write!(f, "fixed:{k}"),
             Self::RoundRobin => f.write_str("round-robin"),
+            Self::Parallel => f.write_str("parallel"),
         }
     }
 }
@@ -201,6 +210,7 @@ impl PlatformArgs {
         match self.layer_policy {
             LayerPolicyArg::Fixed(k) => LayerPolicy::Fixed(k),
             LayerPolicyArg::RoundRobin => LayerPolicy::RoundRobin,
+            LayerPolicyArg::Parallel => LayerPolicy::Parallel { endpoints: 0 },
         }
     }
 }
@@ -248,7 +258,9 @@ fn ranks_from_file(fabric: &Fabric, path: &std::path::Path) -> anyhow::Result<Ve
 }
 
 /// The platform of `ranks` (one host per distinct port, in first-rank order) and each rank's
-/// host index.
+/// host index. With [`LayerPolicy::Parallel`], every port is one host per LID (2^LMC, the
+/// fewest of the ranks' ports) and every rank that many ranks, copy k of rank r at
+/// k · ranks + r on copy k of its host.
 pub fn platform_of(
     routing: &Routing,
     ranks: &[PortRef],
@@ -266,6 +278,24 @@ pub fn platform_of(
         }
         host_of.push(i);
     }
+    let parallel;
+    let policy = match policy {
+        LayerPolicy::Parallel { .. } => {
+            let copies = ports
+                .iter()
+                .map(|p| 1usize << routing.fabric.node(p.node).ports[usize::from(p.port)].lmc)
+                .min()
+                .unwrap_or(1);
+            let n = ports.len();
+            ports = (0..copies).flat_map(|_| ports.iter().copied()).collect();
+            host_of = (0..copies)
+                .flat_map(|k| host_of.iter().map(move |&h| k * n + h))
+                .collect();
+            parallel = LayerPolicy::Parallel { endpoints: n };
+            &parallel
+        }
+        other => other,
+    };
     let platform = Platform::build(
         &routing.fabric,
         &routing.lids,
