@@ -9,9 +9,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
-use common::plugin::{LAYERED_USED, MINHOP_USED, plugin_config, run_opensm_with_conf};
+use common::plugin::{MINHOP_USED, plugin_config, run_opensm_with_conf, wait_settled};
 use common::readback::ReadBack;
 use common::{Ibsim, OpenSm};
 use ibfabric::Fabric;
@@ -33,32 +31,6 @@ fn admissible(d: u32) -> Vec<(u32, u32, u32)> {
         }
     }
     sets
-}
-
-/// Waits until OpenSM has configured tables more than `before` times and then kept quiet for
-/// a few seconds; returns the count.
-fn wait_settled(sm: &OpenSm, before: usize) -> usize {
-    let count = |sm: &OpenSm| sm.log().matches(LAYERED_USED).count();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut last = count(sm);
-    let mut quiet_since = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(250));
-        let now = count(sm);
-        if now != last {
-            last = now;
-            quiet_since = Instant::now();
-        }
-        if last > before && quiet_since.elapsed() > Duration::from_secs(4) {
-            std::thread::sleep(Duration::from_secs(1));
-            return last;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no settled routing after {before} (now {last}):\n{}",
-            sm.log()
-        );
-    }
 }
 
 /// The read-back fabric with the construction's names (a site's node-name-map), the same

@@ -17,9 +17,9 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::plugin::with_plugin;
+use common::plugin::{wait_configured, with_plugin};
 use common::readback::{ReadBack, churn};
 use common::{Ibsim, OpenSm, OpenSmOptions};
 use ibfabric::analysis::{self, Options};
@@ -47,25 +47,7 @@ fn options(engine: &str) -> OpenSmOptions {
 
 /// Waits until OpenSM configured tables more than `before` times and kept quiet for 4 s.
 fn settled(sm: &OpenSm, before: usize) -> usize {
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let count = || sm.log().matches(CONFIGURED).count();
-    let (mut last, mut quiet) = (count(), Instant::now());
-    loop {
-        std::thread::sleep(Duration::from_millis(250));
-        let now = count();
-        if now != last {
-            (last, quiet) = (now, Instant::now());
-        }
-        if last > before && quiet.elapsed() > Duration::from_secs(4) {
-            std::thread::sleep(Duration::from_secs(1));
-            return last;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no settled routing:\n{}",
-            sm.log()
-        );
-    }
+    wait_configured(sm, before, CONFIGURED, Duration::from_secs(600))
 }
 
 /// Seconds of the day of an OpenSM log line (`Nov 24 02:40:34 166527 [...] ...`).

@@ -3,7 +3,6 @@
 //! real hosts, so the SM builds (and the tests read back) the groups' spanning trees.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 
 use ibfabric::Fabric;
@@ -19,36 +18,7 @@ pub const IPOIB_BROADCAST: &str = "ff12:401b:ffff::ffff:ffff";
 /// returns its path.
 pub fn mcast_join_bin() -> &'static PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test executable");
-        let profile_dir = exe
-            .parent()
-            .and_then(|d| d.parent())
-            .expect("target/<profile>");
-        let profile = profile_dir
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_string();
-        let target_dir = profile_dir.parent().expect("target dir");
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "--quiet", "-p", "mcast-join"])
-            .env("CARGO_TARGET_DIR", target_dir)
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        match profile.as_str() {
-            "debug" => {}
-            "release" => {
-                cmd.arg("--release");
-            }
-            other => {
-                cmd.args(["--profile", other]);
-            }
-        }
-        let status = cmd.status().expect("run cargo build");
-        assert!(status.success(), "cargo build -p mcast-join failed");
-        profile_dir.join("mcast-join")
-    })
+    BIN.get_or_init(|| super::build_package("mcast-join").join("mcast-join"))
 }
 
 /// How a group comes to exist: it is already there (the IPoIB broadcast group), or the first

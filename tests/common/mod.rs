@@ -26,6 +26,41 @@ pub fn generated(spec: &str) -> ibfabric::Fabric {
         .expect("valid parameters")
 }
 
+/// Builds the workspace package `package` with the cargo, target dir and profile this test runs
+/// under (its library or binary is not built for the root package's tests otherwise); returns
+/// the profile's directory (`target/<profile>`), where the artifacts are.
+pub fn build_package(package: &str) -> PathBuf {
+    // target/<profile>/deps/<test>-HASH
+    let exe = std::env::current_exe().expect("test executable");
+    let profile_dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>")
+        .to_path_buf();
+    let profile = profile_dir
+        .file_name()
+        .and_then(|p| p.to_str())
+        .expect("utf-8 profile")
+        .to_string();
+    let target_dir = profile_dir.parent().expect("target dir");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "--quiet", "-p", package])
+        .env("CARGO_TARGET_DIR", target_dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    match profile.as_str() {
+        "debug" => {}
+        "release" => {
+            cmd.arg("--release");
+        }
+        other => {
+            cmd.args(["--profile", other]);
+        }
+    }
+    let status = cmd.status().expect("run cargo build");
+    assert!(status.success(), "cargo build -p {package} failed");
+    profile_dir
+}
+
 /// The preload library that redirects libibumad to the simulator.
 pub const UMAD2SIM: &str = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
 

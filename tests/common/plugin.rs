@@ -3,7 +3,6 @@
 //! routes in (so a test can compute the same routing with the core).
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -22,34 +21,7 @@ pub const MINHOP_USED: &str = "minhop tables configured on all switches";
 pub fn plugin_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        // target/<profile>/deps/plugin_routing-HASH
-        let exe = std::env::current_exe().expect("test executable");
-        let profile_dir = exe
-            .parent()
-            .and_then(|d| d.parent())
-            .expect("target/<profile>");
-        let profile = profile_dir
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_string();
-        let target_dir = profile_dir.parent().expect("target dir");
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "--quiet", "-p", "opensm-layered"])
-            .env("CARGO_TARGET_DIR", target_dir)
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        match profile.as_str() {
-            "debug" => {}
-            "release" => {
-                cmd.arg("--release");
-            }
-            other => {
-                cmd.args(["--profile", other]);
-            }
-        }
-        let status = cmd.status().expect("run cargo build");
-        assert!(status.success(), "cargo build -p opensm-layered failed");
+        let profile_dir = super::build_package("opensm-layered");
         let dir = profile_dir.join("osmlayered-plugin");
         std::fs::create_dir_all(&dir).unwrap();
         // Copy to a new name and rename: a running OpenSM of another test keeps its mapping.
@@ -143,11 +115,17 @@ pub fn plugin_config(sim: &Ibsim, name: &str, text: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
-/// Waits until OpenSM has configured tables more than `before` times and then kept quiet for
-/// a few seconds (one fault can take several sweeps); returns the count.
+/// Waits until OpenSM has configured the layered engine's tables more than `before` times and
+/// then kept quiet for a few seconds (one fault can take several sweeps); returns the count.
 pub fn wait_settled(sm: &OpenSm, before: usize) -> usize {
-    let count = |sm: &OpenSm| sm.log().matches(LAYERED_USED).count();
-    let deadline = Instant::now() + Duration::from_secs(120);
+    wait_configured(sm, before, LAYERED_USED, Duration::from_secs(120))
+}
+
+/// As [`wait_settled`], counting OpenSM's log lines `configured` (another engine's "... tables
+/// configured on all switches"), for at most `within`.
+pub fn wait_configured(sm: &OpenSm, before: usize, configured: &str, within: Duration) -> usize {
+    let count = |sm: &OpenSm| sm.log().matches(configured).count();
+    let deadline = Instant::now() + within;
     let mut last = count(sm);
     let mut quiet_since = Instant::now();
     loop {
