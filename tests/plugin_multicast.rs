@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::mcast::{Creation, IPOIB_BROADCAST, host_port_guids, join};
+use common::mcast::{Creation, IPOIB_BROADCAST, host_port_guids, join, leave};
 use common::plugin::{LAYERED_USED, canonical, run_opensm_with_conf, wait_settled};
 use common::readback::{ReadBack, core_routing};
 use common::{Ibsim, OpenSm};
@@ -337,6 +337,7 @@ struct Checked {
     back: ReadBack,
     tables: MulticastTables,
     report: MulticastReport,
+    their_sls: Verdict,
     every_sl: Verdict,
 }
 
@@ -464,6 +465,7 @@ fn check(sim: &Ibsim, sm: &OpenSm, groups: &[Group], what: &str) -> Checked {
         back,
         tables,
         report,
+        their_sls,
         every_sl,
     }
 }
@@ -516,31 +518,42 @@ fn assert_analyze_binary_agrees(
     );
 }
 
-/// The groups' depths and the busiest cable, one line for BENCHMARKS.md.
+/// One row for BENCHMARKS.md, as `tests/multicast_opensm.rs` prints OpenSM's engines: the
+/// verdicts (unicast on SL 0; + the groups on their SLs; everything on every SL), each group's
+/// tree depth and switches, and the most groups on one directed cable.
 fn summary(spec: &str, groups: &[Group], checked: &Checked) -> String {
-    let depth = |mlid: u16| {
-        checked
-            .report
-            .groups
-            .iter()
-            .find(|g| g.mlid == mlid)
-            .map(|g| format!("{} ({} switches)", g.depth, g.switches))
-            .expect("a reported group")
-    };
-    let depths: Vec<String> = groups.iter().map(|g| depth(g.joined.mlid)).collect();
-    let v = &checked.every_sl;
-    format!(
-        "| {spec} | plugin | depth {} | busiest cable {} groups ({}) | every SL: {}, groups add \
-         {} dependencies |",
-        depths.join(" / "),
-        checked.report.load.max,
-        checked.report.load.busiest.as_deref().unwrap_or("none"),
+    let word = |v: &Verdict| {
         if v.is_deadlock_free() {
             "deadlock-free"
         } else {
             "cyclic"
-        },
-        v.multicast.map_or(0, |m| m.dependencies)
+        }
+    };
+    let added = |v: &Verdict| v.multicast.map_or(0, |m| m.dependencies);
+    let depths: Vec<String> = groups
+        .iter()
+        .map(|g| {
+            let r = checked
+                .report
+                .groups
+                .iter()
+                .find(|r| r.mlid == g.joined.mlid);
+            let r = r.expect("a reported group");
+            format!("{} ({} sw)", r.depth, r.switches)
+        })
+        .collect();
+    let unicast = checked.back.verify(&DefaultSl(0));
+    format!(
+        "| {spec} | plugin | {} | {}; groups add {} dependencies | {}; groups add {} dependencies \
+         | {} | {} ({}) |",
+        word(&unicast),
+        word(&checked.their_sls),
+        added(&checked.their_sls),
+        word(&checked.every_sl),
+        added(&checked.every_sl),
+        depths.join(" / "),
+        checked.report.load.max,
+        checked.report.load.busiest.as_deref().unwrap_or("none"),
     )
 }
 
@@ -566,4 +579,98 @@ fn slim_fly_q7_unicast_and_multicast_read_back_are_deadlock_free_on_every_sl() {
 #[test]
 fn mlfm_d3_unicast_and_multicast_read_back_are_deadlock_free_on_every_sl() {
     acceptance("mlfm:d=3");
+}
+
+/// The switch-to-switch ports group `mlid` is replicated to, per switch GUID.
+fn tree_ports(back: &ReadBack, tables: &MulticastTables, mlid: u16) -> BTreeSet<(u64, u8)> {
+    let fabric = &back.fabric;
+    tables
+        .group(mlid)
+        .flat_map(|(s, ports)| {
+            ports
+                .iter()
+                .filter(move |&p| {
+                    p != 0
+                        && fabric
+                            .peer(PortRef { node: s, port: p })
+                            .is_some_and(|q| fabric.node(q.node).is_switch())
+                })
+                .map(move |p| (fabric.node(s).guid.0, p))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn slim_fly_q5_trees_are_rebuilt_within_the_proof_after_leaves_joins_and_a_lost_cable() {
+    let generated = common::generated("slimfly:q=5");
+    let (mut sim, sm, routings) = start("slimfly:q=5");
+    let mut groups = join_acceptance_groups(&sim);
+    let first = check(&sim, &sm, &groups, "joined");
+
+    // Every other member of the third leaves; every fourth host of the last third joins.
+    let hosts = host_port_guids(&first.back.fabric);
+    let changing = &mut groups[1];
+    let leaving: Vec<u64> = changing.guids.iter().copied().step_by(2).collect();
+    leave(&sim, changing.mgid, &leaving);
+    let joining: Vec<u64> = hosts[2 * hosts.len() / 3..]
+        .iter()
+        .copied()
+        .step_by(4)
+        .collect();
+    let again = join(&sim, changing.mgid, &joining, Creation::Existing);
+    assert_eq!(again, changing.joined, "the group keeps its MLID and SL");
+    changing.guids.retain(|g| !leaving.contains(g));
+    changing.guids.extend(&joining);
+    let mlid = changing.joined.mlid;
+    let moved = check(&sim, &sm, &groups, "after leaves and joins");
+    assert_ne!(
+        tree_ports(&first.back, &first.tables, mlid),
+        tree_ports(&moved.back, &moved.tables, mlid),
+        "the changed group's tree follows its members"
+    );
+
+    // Cut a switch-to-switch cable of the broadcast group's tree.
+    let broadcast = groups[0].joined.mlid;
+    let &(guid, port) = tree_ports(&moved.back, &moved.tables, broadcast)
+        .iter()
+        .next()
+        .expect("a tree cable");
+    let switch = generated
+        .node_by_guid(ibfabric::topology::Guid(guid))
+        .expect("a switch of the generated fabric");
+    let cable = format!("\"{}\"[{port}]", generated.node(switch).name);
+    let log_before = sm.log().len();
+    sim.console(&format!("Unlink {cable}"));
+    wait_settled(&sm, routings);
+    let cut = check(&sim, &sm, &groups, &format!("after cutting {cable}"));
+    assert_eq!(
+        cut.back.fabric.summary().switch_links + 1,
+        moved.back.fabric.summary().switch_links,
+        "one cable fewer"
+    );
+    for g in &groups {
+        assert!(
+            !tree_ports(&cut.back, &cut.tables, g.joined.mlid).contains(&(guid, port)),
+            "{}: the tree still uses the cut cable {cable}",
+            g.mgid
+        );
+    }
+    // Every tree was rebuilt over the repaired routing, inside the lanes by port pair.
+    let log = sm.log();
+    let since = &log[log_before..];
+    for g in &groups {
+        let line = format!("multicast MLID {:#06x}: ", g.joined.mlid);
+        let rebuilt = since
+            .lines()
+            .rev()
+            .find(|l| l.contains(&line))
+            .unwrap_or_else(|| panic!("{}: no tree built after the cut:\n{since}", g.mgid));
+        assert!(
+            rebuilt.contains("inside the lanes by port pair"),
+            "{rebuilt}"
+        );
+    }
+    assert!(!log.contains("not covered by the deadlock proof"), "{log}");
+    assert!(!log.contains("NOT covered by the deadlock proof"), "{log}");
 }
