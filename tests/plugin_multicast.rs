@@ -1,22 +1,36 @@
-//! Multicast inside stock OpenSM with the plugin: a Slim Fly q = 5 under ibsim (default
-//! configuration, LMC 2, `qos TRUE`), every host joins the IPoIB broadcast group and a subset
-//! a group of its own. The multicast forwarding tables read back from every switch
+//! Multicast inside stock OpenSM with the plugin, under ibsim (default configuration, LMC 2,
+//! `qos TRUE`): every host joins the IPoIB broadcast group and subsets groups of their own.
+//!
+//! On a Slim Fly q = 5 the multicast forwarding tables read back from every switch
 //! (`ibroute -M`) must hold, per group, one tree of single cables that delivers to exactly the
 //! group's hosts, every path of which rises and then falls in the cable order the lanes by
 //! port pair are made of; and the plugin's log line must say so.
+//!
+//! The acceptance of the multicast proof (Slim Fly q = 5 and q = 7, MLFM d = 3; the broadcast
+//! group and two partial groups, one on another SL): the tables read back deliver every group
+//! to exactly its members, and the INDEPENDENT verifier on the read-back unicast tables,
+//! SL-to-VL tables and multicast tables finds unicast + multicast deadlock-free with every
+//! route and every group on every SL. `ibfabric analyze --mfts` on the same files reports the
+//! groups as the analyser does in memory. The same holds after members leave and join and
+//! after a cable a tree used is cut (daemon mode).
 
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::Ibsim;
-use common::mcast::{Creation, IPOIB_BROADCAST, host_port_guids, join};
-use common::plugin::{LAYERED_USED, canonical, run_opensm_with_conf};
-use common::readback::core_routing;
+use common::mcast::{Creation, IPOIB_BROADCAST, host_port_guids, join, leave};
+use common::plugin::{LAYERED_USED, canonical, run_opensm_with_conf, wait_settled};
+use common::readback::{ReadBack, core_routing};
+use common::{Ibsim, OpenSm};
 use ibfabric::Fabric;
+use ibfabric::analysis::multicast::{MulticastReport, analyze_groups};
+use ibfabric::deadlock::verify::{Multicast, verify_with_multicast};
+use ibfabric::deadlock::{DefaultSl, RouteSls, Verdict, VerifyOptions};
 use ibfabric::deadlock::{PortPairConfig, Scheme};
 use ibfabric::io::{ibnetdiscover, ibsim};
+use ibfabric::routing::MulticastTables;
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::multicast::{
     CableLoad, Coverage, MemberPort, MulticastTree, member_ports, tree_valley,
@@ -273,4 +287,390 @@ fn slim_fly_q5_groups_reach_exactly_their_members_inside_the_lanes_by_port_pair(
             "{logged}"
         );
     }
+}
+
+/// The two partial groups of the acceptance, as in `tests/multicast_opensm.rs`: a third of
+/// the hosts on SL 0 and every fifth host on SL 1.
+const PARTIAL_GROUPS: [&str; 2] = ["ff12:e001::1", "ff12:e001::2"];
+
+/// A group as joined: its MGID, the SA's answer and its member ports' GUIDs.
+struct Group {
+    mgid: &'static str,
+    joined: common::mcast::Joined,
+    guids: Vec<u64>,
+}
+
+/// ibsim on `spec`, OpenSM with the plugin as a daemon (the SA must answer the joins) with
+/// `qos TRUE`, settled; the number of routings so far.
+fn start(spec: &str) -> (Ibsim, OpenSm, usize) {
+    let sim = Ibsim::start(&ibsim::write_net(&common::generated(spec)));
+    let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
+    let routings = wait_settled(&sm, 0);
+    (sim, sm, routings)
+}
+
+/// The broadcast group joined by every host, a third of the hosts creating a group with SL 0
+/// and every fifth host one with SL 1.
+fn join_acceptance_groups(sim: &Ibsim) -> Vec<Group> {
+    let fabric = ibnetdiscover::parse(&sim.run("ibnetdiscover", &[]), None)
+        .expect("ibnetdiscover output")
+        .fabric;
+    let hosts = host_port_guids(&fabric);
+    let third: Vec<u64> = hosts[..hosts.len() / 3].to_vec();
+    let fifth: Vec<u64> = hosts.iter().copied().step_by(5).collect();
+    [
+        (IPOIB_BROADCAST, hosts, Creation::Existing),
+        (PARTIAL_GROUPS[0], third, Creation::CreateWithSl(0)),
+        (PARTIAL_GROUPS[1], fifth, Creation::CreateWithSl(1)),
+    ]
+    .into_iter()
+    .map(|(mgid, guids, creation)| Group {
+        mgid,
+        joined: join(sim, mgid, &guids, creation),
+        guids,
+    })
+    .collect()
+}
+
+/// What one check of the read-back fabric found.
+struct Checked {
+    back: ReadBack,
+    tables: MulticastTables,
+    report: MulticastReport,
+    their_sls: Verdict,
+    every_sl: Verdict,
+}
+
+/// Reads the fabric back once the switches' MFTs deliver every group of `groups` to exactly
+/// its members; asserts that, the plugin's log line of every group, that the verifier finds
+/// unicast + multicast deadlock-free on the groups' SLs and on every SL, and that
+/// `ibfabric analyze --mfts` on the read-back files reports the groups as the analyser does.
+fn check(sim: &Ibsim, sm: &OpenSm, groups: &[Group], what: &str) -> Checked {
+    let mlids: Vec<u16> = groups.iter().map(|g| g.joined.mlid).collect();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let (back, tables, text, members) = loop {
+        let back = ReadBack::read(sim, sm);
+        let port_of: BTreeMap<u64, PortRef> = back
+            .fabric
+            .hosts()
+            .map(|h| {
+                (
+                    back.fabric.node(h).ports[1].guid.0,
+                    PortRef { node: h, port: 1 },
+                )
+            })
+            .collect();
+        let members: BTreeMap<u16, Vec<PortRef>> = groups
+            .iter()
+            .map(|g| {
+                let mut ports: Vec<PortRef> = g.guids.iter().map(|guid| port_of[guid]).collect();
+                ports.sort_unstable();
+                (g.joined.mlid, ports)
+            })
+            .collect();
+        let (tables, text) = back.read_mfts(sim, sm, &mlids);
+        let exact = members
+            .iter()
+            .all(|(&mlid, ports)| &tables.members(&back.fabric, mlid) == ports)
+            && analyze_groups(&back.fabric, &tables, &members).all_deliver();
+        if exact {
+            break (back, tables, text, members);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: the groups do not reach exactly their members within 90 s:\n{}",
+            analyze_groups(&back.fabric, &tables, &members)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let fabric = &back.fabric;
+    let report = analyze_groups(fabric, &tables, &members);
+    assert_eq!(
+        report.groups.iter().map(|g| g.mlid).collect::<Vec<_>>(),
+        mlids
+            .iter()
+            .copied()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>(),
+        "{what}: the tables hold exactly the joined groups"
+    );
+    assert!(report.all_deliver(), "{what}:\n{report}");
+
+    for g in groups {
+        let line = format!(
+            "multicast MLID {:#06x}: {} member ports",
+            g.joined.mlid,
+            g.guids.len()
+        );
+        let log = until(&format!("{what}: the plugin's line for {}", g.mgid), || {
+            let log = sm.log();
+            log.contains(&line).then_some(log)
+        });
+        let logged = log.lines().rev().find(|l| l.contains(&line)).unwrap();
+        assert!(
+            logged.contains("inside the lanes by port pair"),
+            "{what}: {logged}"
+        );
+    }
+
+    let sls: BTreeMap<u16, u8> = groups
+        .iter()
+        .map(|g| (g.joined.mlid, g.joined.sl))
+        .collect();
+    let multicast = Multicast {
+        tables: &tables,
+        sls: &sls,
+        default_sl: 0,
+    };
+    let verdict = |sls: RouteSls| {
+        verify_with_multicast(
+            fabric,
+            &back.lids,
+            &back.tables,
+            &DefaultSl(0),
+            &back.sl2vl,
+            &multicast,
+            &VerifyOptions {
+                sls,
+                ..VerifyOptions::default()
+            },
+        )
+    };
+    // Sources and destinations: every LID (each host port's 2^LMC, each switch's own).
+    let lids = back.lids.iter().count();
+    let their_sls = verdict(VerifyOptions::default().sls);
+    let every_sl = verdict(RouteSls::EverySl);
+    for (v, sls) in [(&their_sls, "the groups' SLs"), (&every_sl, "every SL")] {
+        assert_eq!(
+            (v.sources, v.destinations),
+            (lids, lids),
+            "{what}: every route checked\n{v}"
+        );
+        assert_eq!(v.broken.count, 0, "{what}:\n{v}");
+        let counts = v.multicast.expect("the groups were checked");
+        assert_eq!(
+            (counts.groups, counts.entries),
+            (mlids.len(), tables.len()),
+            "{what}: every group checked\n{v}"
+        );
+        assert!(
+            v.is_deadlock_free(),
+            "{what}, unicast + multicast on {sls}:\n{v}"
+        );
+    }
+
+    assert_analyze_binary_agrees(sim, &back, &text, &tables, what);
+    Checked {
+        back,
+        tables,
+        report,
+        their_sls,
+        every_sl,
+    }
+}
+
+/// `ibfabric analyze --mfts --format json` on the read-back files (ibnetdiscover, `ibroute`
+/// and `ibroute -M` of every switch) exits 0 and reports the groups as [`analyze_groups`]
+/// does on the same tables in memory.
+fn assert_analyze_binary_agrees(
+    sim: &Ibsim,
+    back: &ReadBack,
+    mfts_text: &str,
+    tables: &MulticastTables,
+    what: &str,
+) {
+    let dir = sim.dir();
+    let topo = dir.join("readback.topo");
+    std::fs::write(&topo, sim.run("ibnetdiscover", &[])).unwrap();
+    let routes: String = back
+        .fabric
+        .switches()
+        .map(|s| sim.run("ibroute", &[&back.fabric.node(s).ports[0].lid.to_string()]))
+        .collect();
+    let lfts = dir.join("readback.lfts");
+    std::fs::write(&lfts, routes).unwrap();
+    let mfts = dir.join("readback.mfts");
+    std::fs::write(&mfts, mfts_text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ibfabric"))
+        .arg("analyze")
+        .arg("--fabric")
+        .arg(&topo)
+        .arg("--lfts")
+        .arg(&lfts)
+        .arg("--mfts")
+        .arg(&mfts)
+        .args(["--format", "json"])
+        .output()
+        .expect("run ibfabric");
+    assert!(
+        out.status.success(),
+        "{what}: ibfabric analyze --mfts exited {}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let in_memory = analyze_groups(&back.fabric, tables, &BTreeMap::new());
+    assert_eq!(
+        json["multicast"],
+        serde_json::to_value(&in_memory).unwrap(),
+        "{what}: analyze --mfts and the analyser in memory"
+    );
+}
+
+/// One row for BENCHMARKS.md, as `tests/multicast_opensm.rs` prints OpenSM's engines: the
+/// verdicts (unicast on SL 0; + the groups on their SLs; everything on every SL), each group's
+/// tree depth and switches, and the most groups on one directed cable.
+fn summary(spec: &str, groups: &[Group], checked: &Checked) -> String {
+    let word = |v: &Verdict| {
+        if v.is_deadlock_free() {
+            "deadlock-free"
+        } else {
+            "cyclic"
+        }
+    };
+    let added = |v: &Verdict| v.multicast.map_or(0, |m| m.dependencies);
+    let depths: Vec<String> = groups
+        .iter()
+        .map(|g| {
+            let r = checked
+                .report
+                .groups
+                .iter()
+                .find(|r| r.mlid == g.joined.mlid);
+            let r = r.expect("a reported group");
+            format!("{} ({} sw)", r.depth, r.switches)
+        })
+        .collect();
+    let unicast = checked.back.verify(&DefaultSl(0));
+    format!(
+        "| {spec} | plugin | {} | {}; groups add {} dependencies | {}; groups add {} dependencies \
+         | {} | {} ({}) |",
+        word(&unicast),
+        word(&checked.their_sls),
+        added(&checked.their_sls),
+        word(&checked.every_sl),
+        added(&checked.every_sl),
+        depths.join(" / "),
+        checked.report.load.max,
+        checked.report.load.busiest.as_deref().unwrap_or("none"),
+    )
+}
+
+/// The acceptance on `spec`: three groups, read back, delivered exactly, deadlock-free.
+fn acceptance(spec: &str) {
+    let (sim, sm, _) = start(spec);
+    let groups = join_acceptance_groups(&sim);
+    let checked = check(&sim, &sm, &groups, spec);
+    println!("plugin on {spec}:\n{}", checked.report);
+    println!("{}", summary(spec, &groups, &checked));
+}
+
+#[test]
+fn slim_fly_q5_unicast_and_multicast_read_back_are_deadlock_free_on_every_sl() {
+    acceptance("slimfly:q=5");
+}
+
+#[test]
+fn slim_fly_q7_unicast_and_multicast_read_back_are_deadlock_free_on_every_sl() {
+    acceptance("slimfly:q=7");
+}
+
+#[test]
+fn mlfm_d3_unicast_and_multicast_read_back_are_deadlock_free_on_every_sl() {
+    acceptance("mlfm:d=3");
+}
+
+/// The switch-to-switch ports group `mlid` is replicated to, per switch GUID.
+fn tree_ports(back: &ReadBack, tables: &MulticastTables, mlid: u16) -> BTreeSet<(u64, u8)> {
+    let fabric = &back.fabric;
+    tables
+        .group(mlid)
+        .flat_map(|(s, ports)| {
+            ports
+                .iter()
+                .filter(move |&p| {
+                    p != 0
+                        && fabric
+                            .peer(PortRef { node: s, port: p })
+                            .is_some_and(|q| fabric.node(q.node).is_switch())
+                })
+                .map(move |p| (fabric.node(s).guid.0, p))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn slim_fly_q5_trees_are_rebuilt_within_the_proof_after_leaves_joins_and_a_lost_cable() {
+    let generated = common::generated("slimfly:q=5");
+    let (mut sim, sm, routings) = start("slimfly:q=5");
+    let mut groups = join_acceptance_groups(&sim);
+    let first = check(&sim, &sm, &groups, "joined");
+
+    // Every other member of the third leaves; every fourth host of the last third joins.
+    let hosts = host_port_guids(&first.back.fabric);
+    let changing = &mut groups[1];
+    let leaving: Vec<u64> = changing.guids.iter().copied().step_by(2).collect();
+    leave(&sim, changing.mgid, &leaving);
+    let joining: Vec<u64> = hosts[2 * hosts.len() / 3..]
+        .iter()
+        .copied()
+        .step_by(4)
+        .collect();
+    let again = join(&sim, changing.mgid, &joining, Creation::Existing);
+    assert_eq!(again, changing.joined, "the group keeps its MLID and SL");
+    changing.guids.retain(|g| !leaving.contains(g));
+    changing.guids.extend(&joining);
+    let mlid = changing.joined.mlid;
+    let moved = check(&sim, &sm, &groups, "after leaves and joins");
+    assert_ne!(
+        tree_ports(&first.back, &first.tables, mlid),
+        tree_ports(&moved.back, &moved.tables, mlid),
+        "the changed group's tree follows its members"
+    );
+
+    // Cut a switch-to-switch cable of the broadcast group's tree.
+    let broadcast = groups[0].joined.mlid;
+    let &(guid, port) = tree_ports(&moved.back, &moved.tables, broadcast)
+        .iter()
+        .next()
+        .expect("a tree cable");
+    let switch = generated
+        .node_by_guid(ibfabric::topology::Guid(guid))
+        .expect("a switch of the generated fabric");
+    let cable = format!("\"{}\"[{port}]", generated.node(switch).name);
+    let log_before = sm.log().len();
+    sim.console(&format!("Unlink {cable}"));
+    wait_settled(&sm, routings);
+    let cut = check(&sim, &sm, &groups, &format!("after cutting {cable}"));
+    assert_eq!(
+        cut.back.fabric.summary().switch_links + 1,
+        moved.back.fabric.summary().switch_links,
+        "one cable fewer"
+    );
+    for g in &groups {
+        assert!(
+            !tree_ports(&cut.back, &cut.tables, g.joined.mlid).contains(&(guid, port)),
+            "{}: the tree still uses the cut cable {cable}",
+            g.mgid
+        );
+    }
+    // Every tree was rebuilt over the repaired routing, inside the lanes by port pair.
+    let log = sm.log();
+    let since = &log[log_before..];
+    for g in &groups {
+        let line = format!("multicast MLID {:#06x}: ", g.joined.mlid);
+        let rebuilt = since
+            .lines()
+            .rev()
+            .find(|l| l.contains(&line))
+            .unwrap_or_else(|| panic!("{}: no tree built after the cut:\n{since}", g.mgid));
+        assert!(
+            rebuilt.contains("inside the lanes by port pair"),
+            "{rebuilt}"
+        );
+    }
+    assert!(!log.contains("not covered by the deadlock proof"), "{log}");
+    assert!(!log.contains("NOT covered by the deadlock proof"), "{log}");
 }

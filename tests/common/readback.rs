@@ -306,3 +306,42 @@ pub fn churn(before: &ReadBack, after: &ReadBack) -> (usize, usize) {
     }
     (changed, crossing)
 }
+
+impl ReadBack {
+    /// The multicast forwarding tables: `ibroute -M` of every switch, once it holds every MLID
+    /// of `mlids` and agrees with OpenSM's `opensm.mcfdbs` dump (OpenSM programs the switches
+    /// and then writes the dump); with the `ibroute -M` text, for the analyser's input.
+    pub fn read_mfts(
+        &self,
+        sim: &Ibsim,
+        sm: &OpenSm,
+        mlids: &[u16],
+    ) -> (ibfabric::routing::MulticastTables, String) {
+        use ibfabric::io::mfts;
+        let fabric = &self.fabric;
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let text: String = fabric
+                .switches()
+                .map(|s| sim.run("ibroute", &["-M", &fabric.node(s).ports[0].lid.to_string()]))
+                .collect();
+            let read = mfts::parse(&text, fabric).expect("ibroute -M output");
+            assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+            assert_eq!(read.switches, fabric.switches().count());
+            let dump =
+                mfts::parse(&wait_for_dump(sm, "opensm.mcfdbs"), fabric).expect("opensm.mcfdbs");
+            let complete = mlids.iter().all(|m| read.tables.mlids().contains(m));
+            if complete && dump.tables == read.tables {
+                return (read.tables, text);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the switches' MFTs and opensm.mcfdbs do not agree on the groups {mlids:?} \
+                 within 90 s:\nibroute -M: {:?}\nopensm.mcfdbs: {:?}",
+                read.tables.mlids(),
+                dump.tables.mlids()
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+}
