@@ -14,16 +14,15 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::mcast::{Creation, IPOIB_BROADCAST, Joined, host_port_guids, join};
-use common::readback::{ReadBack, wait_for_dump};
+use common::mcast::{Creation, IPOIB_BROADCAST, host_port_guids, join};
+use common::readback::ReadBack;
 use common::{Ibsim, OpenSm, OpenSmOptions};
 use ibfabric::analysis::multicast::analyze_groups;
 use ibfabric::deadlock::verify::{Multicast, verify_with_multicast};
 use ibfabric::deadlock::{DefaultSl, RouteSls, Verdict, VerifyOptions, verify};
-use ibfabric::io::{ibsim, mfts};
-use ibfabric::routing::MulticastTables;
+use ibfabric::io::ibsim;
 use ibfabric::topology::PortRef;
 
 /// Two groups of the hosts' own (not IPoIB-signed, so they may have an SL of their own).
@@ -34,35 +33,6 @@ struct Verdicts {
     unicast: Verdict,
     with_multicast: Verdict,
     every_sl: Verdict,
-}
-
-/// `ibroute -M` of every switch and `opensm.mcfdbs`, once both hold every MLID of `groups` and
-/// parse to the same tables (OpenSM programs the switches and then writes the dump).
-fn read_mfts(sim: &Ibsim, sm: &OpenSm, back: &ReadBack, groups: &[Joined]) -> MulticastTables {
-    let fabric = &back.fabric;
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        let switches: String = fabric
-            .switches()
-            .map(|s| sim.run("ibroute", &["-M", &fabric.node(s).ports[0].lid.to_string()]))
-            .collect();
-        let read = mfts::parse(&switches, fabric).expect("ibroute -M output");
-        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
-        assert_eq!(read.switches, fabric.switches().count());
-        let dump = mfts::parse(&wait_for_dump(sm, "opensm.mcfdbs"), fabric).expect("opensm.mcfdbs");
-        let complete = groups.iter().all(|g| read.tables.mlids().contains(&g.mlid));
-        if complete && dump.tables == read.tables {
-            return read.tables;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the switches' MFTs and opensm.mcfdbs do not agree on the groups {groups:?} \
-             within 90 s:\nibroute -M: {:?}\nopensm.mcfdbs: {:?}",
-            read.tables.mlids(),
-            dump.tables.mlids()
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
 }
 
 /// Routes `spec` with OpenSM's `engine`, joins the groups, reads everything back, checks
@@ -102,7 +72,8 @@ fn run_case(spec: &str, engine: &str) -> Verdicts {
         group_sls.insert(group.mlid, group.sl);
         joined.push(group);
     }
-    let tables = read_mfts(&sim, &sm, &back, &joined);
+    let mlids: Vec<u16> = joined.iter().map(|g| g.mlid).collect();
+    let (tables, _) = back.read_mfts(&sim, &sm, &mlids);
 
     // Every group reaches exactly the ports that joined it, from each of them.
     let delivery = analyze_groups(fabric, &tables, &members);
