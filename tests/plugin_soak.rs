@@ -14,7 +14,7 @@ use common::{Ibsim, OpenSm};
 use ibfabric::analysis::{self, Options};
 use ibfabric::io::ibsim;
 use ibfabric::rng::Rng;
-use ibfabric::topology::{Link, PortRef};
+use ibfabric::topology::Link;
 
 const SWEEPS: usize = 50;
 /// Most cables down at once: a Slim Fly q = 7 (degree 11) stays connected.
@@ -32,12 +32,8 @@ fn fifty_sweeps_of_random_cable_flaps_on_slim_fly_q7_stay_complete_deadlock_free
     let mut sm = OpenSm::start(&sim, &options);
     let mut routings = wait_settled(&sm, 0);
     let first_rss = sm.rss_kib().expect("opensm's VmRSS");
-    let inter: Vec<&Link> = generated
-        .links()
-        .iter()
-        .filter(|l| generated.node(l.a.node).is_switch() && generated.node(l.b.node).is_switch())
-        .collect();
-    let end = |p: PortRef| format!("\"{}\"[{}]", generated.node(p.node).name, p.port);
+    let inter: Vec<&Link> = common::switch_cables(&generated);
+    let end = |p| common::console_port(&generated, p);
     let mut rng = Rng::new(50);
     let mut cut: Vec<&Link> = Vec::new();
     for sweep in 1..=SWEEPS {

@@ -86,11 +86,7 @@ fn cut_cables_are_routed_around_and_restoring_them_restores_the_routing() {
 
     // Seeded choice of distinct switch-to-switch cables (a Slim Fly q = 5 stays connected:
     // its switch graph is 7-connected).
-    let inter: Vec<_> = generated
-        .links()
-        .iter()
-        .filter(|l| generated.node(l.a.node).is_switch() && generated.node(l.b.node).is_switch())
-        .collect();
+    let inter: Vec<_> = common::switch_cables(&generated);
     let mut rng = Rng::new(2026);
     let mut cut = Vec::new();
     while cut.len() < CUT {
@@ -99,8 +95,7 @@ fn cut_cables_are_routed_around_and_restoring_them_restores_the_routing() {
             cut.push(l);
         }
     }
-    let end =
-        |p: ibfabric::topology::PortRef| format!("\"{}\"[{}]", generated.node(p.node).name, p.port);
+    let end = |p| common::console_port(&generated, p);
     for l in &cut {
         eprintln!("cutting {} - {}", end(l.a), end(l.b));
         sim.console(&format!("Unlink {}", end(l.a)));
@@ -180,17 +175,11 @@ fn the_sweep_log_records_a_repair_and_a_requested_reoptimisation() {
     assert_eq!(first[0]["switches"], 50);
     assert_eq!(first[0]["layers"], 4);
 
-    let cable = generated
-        .links()
-        .iter()
-        .find(|l| generated.node(l.a.node).is_switch() && generated.node(l.b.node).is_switch())
-        .unwrap();
-    let end = format!(
-        "\"{}\"[{}]",
-        generated.node(cable.a.node).name,
-        cable.a.port
-    );
-    sim.console(&format!("Unlink {end}"));
+    let cable = common::switch_cables(&generated)[0];
+    sim.console(&format!(
+        "Unlink {}",
+        common::console_port(&generated, cable.a)
+    ));
     routings = wait_settled(&sm, routings);
     let after_cut = records(first.len() + 1);
     let repaired = after_cut
@@ -242,13 +231,8 @@ fn a_fault_sequence_on_slim_fly_q7_is_repaired_step_by_step_within_the_guarantee
     let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
     let mut routings = wait_settled(&sm, 0);
     let mut previous = ReadBack::read(&sim, &sm);
-    let inter: Vec<_> = generated
-        .links()
-        .iter()
-        .filter(|l| generated.node(l.a.node).is_switch() && generated.node(l.b.node).is_switch())
-        .collect();
-    let end =
-        |p: ibfabric::topology::PortRef| format!("\"{}\"[{}]", generated.node(p.node).name, p.port);
+    let inter: Vec<_> = common::switch_cables(&generated);
+    let end = |p| common::console_port(&generated, p);
     let mut rng = Rng::new(7);
     let mut cut: Vec<&ibfabric::topology::Link> = Vec::new();
     let victim = generated.switches().nth(11).unwrap();

@@ -78,12 +78,8 @@ fn run(engine: &str) {
     let sm = OpenSm::start(&sim, &options(engine));
     let mut routings = settled(&sm, 0);
     let mut previous = ReadBack::read(&sim, &sm);
-    let inter: Vec<&Link> = generated
-        .links()
-        .iter()
-        .filter(|l| generated.node(l.a.node).is_switch() && generated.node(l.b.node).is_switch())
-        .collect();
-    let end = |p: PortRef| format!("\"{}\"[{}]", generated.node(p.node).name, p.port);
+    let inter: Vec<&Link> = common::switch_cables(&generated);
+    let end = |p| common::console_port(&generated, p);
     // The cuts of tests/plugin_sweeps.rs's fault sequence.
     let mut rng = Rng::new(7);
     let mut cut: Vec<&Link> = Vec::new();

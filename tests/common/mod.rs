@@ -61,6 +61,20 @@ pub fn build_package(package: &str) -> PathBuf {
     profile_dir
 }
 
+/// The fabric's switch-to-switch cables, in link order: the ones fault tests cut.
+pub fn switch_cables(fabric: &ibfabric::Fabric) -> Vec<&ibfabric::topology::Link> {
+    fabric
+        .links()
+        .iter()
+        .filter(|l| fabric.node(l.a.node).is_switch() && fabric.node(l.b.node).is_switch())
+        .collect()
+}
+
+/// A port as ibsim's console names it in `Unlink` and `Link` (`"name"[port]`).
+pub fn console_port(fabric: &ibfabric::Fabric, port: ibfabric::topology::PortRef) -> String {
+    format!("\"{}\"[{}]", fabric.node(port.node).name, port.port)
+}
+
 /// The preload library that redirects libibumad to the simulator.
 pub const UMAD2SIM: &str = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
 
