@@ -4,7 +4,9 @@
 //! `cargo bench --bench route` prints one Markdown row per (fabric, algorithm, layers): time to
 //! compute the layers, time to build the forwarding tables of every LID, and the fraction of
 //! switch pairs with at least 2 and 3 edge-disjoint paths across the layers, and the most
-//! loaded link over the mean. `layered unimodal` is the layered routing with every route
+//! loaded link over the mean. `cargo bench --bench route -- q=17 'layered unimodal'` runs the
+//! cases whose "spec Llayers" contains the first argument with the one algorithm named by the
+//! second. `layered unimodal` is the layered routing with every route
 //! unimodal in the cable order (`Turns::Unimodal`), next to the unconstrained one.
 
 #[path = "measure.rs"]
@@ -22,13 +24,15 @@ use ibfabric::routing::{
 use ibfabric::topology::TopologySpec;
 
 fn main() {
-    let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
-    let cases: [(&str, usize); 7] = [
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let (filter, algorithm_filter) = (args.first(), args.get(1));
+    let cases: [(&str, usize); 8] = [
         ("slimfly:q=5", 4),
         ("slimfly:q=7", 4),
         ("slimfly:q=7", 8),
         ("slimfly:q=11", 8),
         ("slimfly:q=13", 8),
+        ("slimfly:q=17", 4),
         ("slimfly:q=19", 4),
         ("slimfly:q=27", 1),
     ];
@@ -37,7 +41,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for (spec, layers) in cases {
-        if filter.as_deref().is_some_and(|f| !spec.contains(f)) {
+        if filter.is_some_and(|f| !format!("{spec} L{layers}").contains(f.as_str())) {
             continue;
         }
         let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
@@ -67,6 +71,9 @@ fn main() {
         for (name, algorithm, turns) in algorithms {
             if layers == 1 && name != "layered" {
                 continue; // one layer is minimal routing for every algorithm
+            }
+            if algorithm_filter.is_some_and(|f| name != f.as_str()) {
+                continue;
             }
             let started = Instant::now();
             let routed = route(
