@@ -39,7 +39,8 @@ pub(super) struct Tree {
     pub(super) children: Vec<Vec<u32>>,
     /// Sending endpoints of each switch's subtree (itself included).
     pub(super) senders: Vec<u64>,
-    /// Breadth-first from the destination (parents before children).
+    /// Breadth-first from the destination (parents before children), as built: a
+    /// [`Tree::follow`] does not keep it.
     pub(super) order: Vec<u32>,
     /// Each switch's route shape in a cable order, after [`Tree::build_shapes`] (`None`: not
     /// in the tree).
@@ -153,6 +154,37 @@ impl Tree {
             let e = layers.next_edge(l, v, t).expect("in tree");
             let parent = graph.edge_to[e] as usize;
             self.shapes[v] = self.shapes[parent].map(|sh| sh.extend(cables, e));
+        }
+    }
+
+    /// Follows a move just made in `layers`: s, which sent `moved` endpoints along the route
+    /// `old` (its edges), now sends them along `new` (its edges, the new next hop first). The
+    /// children, senders and (with `cables`) shapes end as [`Tree::build`] and
+    /// [`Tree::build_shapes`] would make them — children in switch order — without walking
+    /// the switches the move did not touch.
+    pub(super) fn follow(
+        &mut self,
+        graph: &RoutingGraph,
+        layers: &Layers,
+        cables: Option<&CableOrder>,
+        (l, s, t): (usize, usize, usize),
+        (old, new): (&[u32], &[u32]),
+    ) {
+        let moved = self.senders[s];
+        for &e in old {
+            self.senders[graph.edge_to[e as usize] as usize] -= moved;
+        }
+        for &e in new {
+            self.senders[graph.edge_to[e as usize] as usize] += moved;
+        }
+        let old_parent = graph.edge_to[old[0] as usize] as usize;
+        let siblings = &mut self.children[old_parent];
+        siblings.retain(|&c| c as usize != s);
+        let new_parent = &mut self.children[graph.edge_to[new[0] as usize] as usize];
+        let at = new_parent.partition_point(|&c| (c as usize) < s);
+        new_parent.insert(at, s as u32);
+        if let Some(cables) = cables {
+            self.reshape(graph, layers, cables, (l, s, t));
         }
     }
 

@@ -24,7 +24,10 @@ use ibfabric::routing::{
 use ibfabric::topology::TopologySpec;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let (filter, algorithm_filter) = (args.first(), args.get(1));
     let cases: [(&str, usize); 8] = [
         ("slimfly:q=5", 4),

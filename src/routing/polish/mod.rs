@@ -133,7 +133,7 @@ impl State<'_> {
                         self.loads.clone_from(&b.loads);
                         self.disjoint.clone_from(&b.disjoint);
                         self.below = b.below;
-                        self.tree_key = None;
+                        self.forget_trees();
                     }
                 }
                 _ => best = Some(now),

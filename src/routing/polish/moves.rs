@@ -111,7 +111,11 @@ impl State<'_> {
         }
         self.below[0] += change[0];
         self.below[1] += change[1];
-        self.tree_key = None;
+        if self.tree_key == Some((mv.l, mv.t)) {
+            self.follow(layers, mv, (&old[..old_len], &new[..new_len]), delta);
+        } else {
+            self.forget_tree(mv.l, mv.t);
+        }
         self.moves += 1;
         let moves = self.moves;
         self.tabu.retain(|&(_, until)| until > moves);
@@ -147,7 +151,11 @@ impl State<'_> {
 mod tests {
     use super::super::testing::{assert_bookkeeping, cases, rebalanced};
     use super::*;
-    use crate::routing::fixtures::{assert_valid, same_layers};
+    use crate::routing::cable_order::CableOrder;
+    use crate::routing::config::{Algorithm, PathLengths, RoutingConfig, Turns};
+    use crate::routing::fixtures::{all_disjoint, assert_valid, same_layers};
+    use crate::routing::layered::route_in_order;
+    use crate::routing::tree::route_loads;
 
     /// Up to `limit` valid moves of layer l's tree into t, in switch and edge order.
     fn some_moves(
@@ -205,6 +213,75 @@ mod tests {
             made += state.moves;
             assert_valid(&graph, &layers, lengths.as_ref(), &what);
             assert_bookkeeping(&state, &layers, &what);
+        }
+        assert!(made > 0, "no move made on any fabric");
+    }
+
+    /// Asserts that the state's current tree and slack are what building them again from
+    /// `layers` gives.
+    fn assert_tree_as_built(state: &State<'_>, layers: &Layers, what: &str) {
+        let Some((l, t)) = state.tree_key else {
+            return;
+        };
+        let (loads, disjoint) = (state.loads.clone(), state.disjoint.clone());
+        let mut fresh = State::new(state.graph, state.lengths, loads, disjoint, 0);
+        fresh.cables = state.cables;
+        fresh.build_tree(layers, l, t);
+        let what = format!("{what}: layer {l} into {t}");
+        assert_eq!(state.tree.children, fresh.tree.children, "{what}: children");
+        assert_eq!(state.tree.senders, fresh.tree.senders, "{what}: senders");
+        assert_eq!(state.slack, fresh.slack, "{what}: slack");
+        if state.cables.is_some() {
+            assert_eq!(state.tree.shapes, fresh.tree.shapes, "{what}: shapes");
+        }
+    }
+
+    #[test]
+    fn a_move_leaves_the_tree_it_changed_as_if_built_again() {
+        let mut made = 0;
+        for (spec, count, lengths) in cases() {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let mut state = State::new(&graph, lengths.as_ref(), loads, disjoint, u64::MAX);
+            for (l, t) in (0..count).flat_map(|l| (0..graph.len()).step_by(3).map(move |t| (l, t)))
+            {
+                for mv in some_moves(&mut state, &layers, l, t, 4) {
+                    make(&mut state, &mut layers, mv);
+                    assert_tree_as_built(&state, &layers, &format!("{spec} L={count} {mv:?}"));
+                }
+            }
+            made += state.moves;
+        }
+        assert!(made > 0, "no move made on any fabric");
+    }
+
+    #[test]
+    fn a_move_leaves_the_shapes_in_a_cable_order_as_if_built_again() {
+        let mut made = 0;
+        for spec in crate::routing::fixtures::SMALL_FABRICS {
+            let graph = crate::routing::fixtures::graph(spec);
+            let order = CableOrder::for_routing(&graph, 1);
+            let config = RoutingConfig {
+                layers: 4,
+                algorithm: Algorithm::Layered(PathLengths::default()),
+                seed: 1,
+                turns: Turns::Unimodal,
+            };
+            let mut layers = route_in_order(&graph, &config, Some(&order));
+            let (loads, disjoint) = (route_loads(&graph, &layers), all_disjoint(&graph, &layers));
+            let lengths = PathLengths::default();
+            let mut state = State::new(&graph, Some(&lengths), loads, disjoint, u64::MAX);
+            state.cables = Some(&order);
+            for (l, t) in (1..4).flat_map(|l| (0..graph.len()).step_by(3).map(move |t| (l, t))) {
+                for mv in some_moves(&mut state, &layers, l, t, 4) {
+                    make(&mut state, &mut layers, mv);
+                    assert_tree_as_built(&state, &layers, &format!("{spec} {mv:?}"));
+                }
+            }
+            assert!(
+                layers.all_unimodal(&graph, &order),
+                "{spec}: a move made a valley"
+            );
+            made += state.moves;
         }
         assert!(made > 0, "no move made on any fabric");
     }

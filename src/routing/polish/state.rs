@@ -49,6 +49,13 @@ pub(super) struct State<'a> {
     pub(super) tree: Tree,
     pub(super) tree_key: Option<(usize, usize)>,
     pub(super) slack: Vec<i32>,
+    /// Trees put aside when the search turned to another (layer, destination), with their
+    /// slack, by `l * n + t`; `shelved[l * n + t]` says whether the one there is still that
+    /// tree. The search goes back and forth between a few trees (half of the trees it asked
+    /// for on Slim Fly q = 7 had not changed since it last built them), and building one is
+    /// most of what a move costs.
+    shelf: Vec<(Tree, Vec<i32>)>,
+    shelved: Vec<bool>,
     /// The subtree last asked for ([`State::subtree`]), its root first.
     pub(super) members: Vec<u32>,
     pub(super) flow: PathFlow,
@@ -117,6 +124,8 @@ impl<'a> State<'a> {
             tree: Tree::default(),
             tree_key: None,
             slack: Vec::new(),
+            shelf: Vec::new(),
+            shelved: Vec::new(),
             members: Vec::new(),
             flow: PathFlow::default(),
             checked: Vec::new(),
@@ -136,6 +145,25 @@ impl State<'_> {
         }
         let graph = self.graph;
         let n = graph.len();
+        if self.shelved.len() < layers.count() * n {
+            self.shelf.resize_with(layers.count() * n, Default::default);
+            self.shelved.resize(layers.count() * n, false);
+        }
+        if let Some((l0, t0)) = self.tree_key.take() {
+            let shelf = &mut self.shelf[l0 * n + t0];
+            std::mem::swap(&mut self.tree, &mut shelf.0);
+            std::mem::swap(&mut self.slack, &mut shelf.1);
+            self.shelved[l0 * n + t0] = true;
+        }
+        let key = l * n + t;
+        if std::mem::take(&mut self.shelved[key]) {
+            let shelf = &mut self.shelf[key];
+            std::mem::swap(&mut self.tree, &mut shelf.0);
+            std::mem::swap(&mut self.slack, &mut shelf.1);
+            self.tree_key = Some((l, t));
+            self.work += 1;
+            return;
+        }
         self.tree.build(graph, layers, l, t);
         if let Some(cables) = self.cables {
             self.tree.build_shapes(graph, layers, cables, l, t);
@@ -153,6 +181,56 @@ impl State<'_> {
         }
         self.tree_key = Some((l, t));
         self.work += n as u64 / 8;
+    }
+
+    /// Follows `mv`, just made in `layers` (s's route was `old`, is `new`; its subtree, in
+    /// `members`, moved by `delta` hops), in the current tree and its slack, so the search can
+    /// go on with that tree without building it again.
+    pub(super) fn follow(
+        &mut self,
+        layers: &Layers,
+        mv: Move,
+        (old, new): (&[u32], &[u32]),
+        delta: i32,
+    ) {
+        let graph = self.graph;
+        let (l, t) = (mv.l, mv.t);
+        self.tree
+            .follow(graph, layers, self.cables, (l, mv.s, t), (old, new));
+        for &u in &self.members {
+            self.slack[u as usize] -= delta;
+        }
+        // The switches above s, on its old route and then its new one, bottom up: a switch on
+        // both is done again when the new route's side below it is final.
+        for route in [old, new] {
+            for &e in route {
+                let v = graph.edge_to[e as usize] as usize;
+                let own = if v == t {
+                    i32::MAX
+                } else {
+                    let h = layers.hops(l, v, t).expect("in tree");
+                    longest_allowed(self.lengths, l, graph.dist(v, t)) as i32 - i32::from(h)
+                };
+                let below = self.tree.children[v]
+                    .iter()
+                    .map(|&c| self.slack[c as usize]);
+                self.slack[v] = below.fold(own, i32::min);
+            }
+        }
+    }
+
+    /// Forgets layer l's tree into t: a move changed it while another tree was current.
+    pub(super) fn forget_tree(&mut self, l: usize, t: usize) {
+        let n = self.graph.len();
+        if let Some(shelved) = self.shelved.get_mut(l * n + t) {
+            *shelved = false;
+        }
+    }
+
+    /// Forgets every tree built so far: the layers were replaced wholesale.
+    pub(super) fn forget_trees(&mut self) {
+        self.tree_key = None;
+        self.shelved.iter_mut().for_each(|x| *x = false);
     }
 
     /// The subtree of s in the current tree (s first), into `self.members`.
