@@ -38,6 +38,28 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Replaces `path` with what `write` writes, as [`write_atomically`] does, but streamed: the
+/// content never has to fit in memory at once (the forwarding tables of the largest fabrics run
+/// to a gigabyte and more as text).
+pub fn stream_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let mut tmp = temporary_next_to(path)?;
+    {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        write(&mut out)
+            .and_then(|()| out.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    tmp.as_file()
+        .sync_all()
+        .with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("replacing {}", path.display()))?;
+    Ok(())
+}
+
 /// Writes every `(path, bytes)` pair, all or none: each goes to a temporary file first, and the
 /// renames come only when all are written. Should a rename fail (say the target name is taken
 /// by a directory), the files already replaced get their old content back and new ones are
@@ -109,17 +131,22 @@ fn replace(path: &Path, tmp: TempPath) -> anyhow::Result<Replaced> {
 
 /// `bytes` in a new temporary file next to `path`, synced, with the umask's permissions.
 fn staged(path: &Path, bytes: &[u8]) -> anyhow::Result<NamedTempFile> {
-    let dir = directory_of(path);
-    let mut tmp = tempfile::Builder::new()
-        .permissions(Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    let mut tmp = temporary_next_to(path)?;
     tmp.write_all(bytes)
         .with_context(|| format!("writing {}", path.display()))?;
     tmp.as_file()
         .sync_all()
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(tmp)
+}
+
+/// A new, empty temporary file in `path`'s directory, with the umask's permissions.
+fn temporary_next_to(path: &Path) -> anyhow::Result<NamedTempFile> {
+    let dir = directory_of(path);
+    tempfile::Builder::new()
+        .permissions(Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))
 }
 
 fn directory_of(path: &Path) -> &Path {
@@ -152,6 +179,38 @@ mod tests {
         assert!(
             format!("{err:#}").contains(&missing.display().to_string()),
             "{err:#}"
+        );
+    }
+
+    #[test]
+    fn a_streamed_file_is_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        std::fs::write(&path, "old").unwrap();
+        stream_atomically(&path, |out| {
+            (0..3).try_for_each(|i| writeln!(out, "block {i}"))
+        })
+        .unwrap();
+        assert_eq!(
+            listing(dir.path()),
+            [("out.txt".into(), Some("block 0\nblock 1\nblock 2\n".into()))]
+        );
+    }
+
+    #[test]
+    fn a_stream_that_fails_leaves_the_old_file_and_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        std::fs::write(&path, "old").unwrap();
+        let err = stream_atomically(&path, |out| {
+            writeln!(out, "half")?;
+            Err(std::io::Error::other("the source ran dry"))
+        })
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("the source ran dry"), "{err:#}");
+        assert_eq!(
+            listing(dir.path()),
+            [("out.txt".into(), Some("old".into()))]
         );
     }
 

@@ -347,22 +347,37 @@ pub fn apply_destination_lids(
     Ok(assigned.len())
 }
 
-/// Writes the tables in `ibroute`'s format, one block per switch (what OpenSM's `file`
-/// routing engine reads as `lfts_file`, and what [`parse`] reads back).
+/// The tables in `ibroute`'s format, one block per switch (what OpenSM's `file` routing
+/// engine reads as `lfts_file`, and what [`parse`] reads back).
 pub fn write_ibroute(fabric: &Fabric, lids: &LidTable, tables: &ForwardingTables) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
+    write_ibroute_to(&mut out, fabric, lids, tables).expect("writing to memory");
+    String::from_utf8(out).expect("the dump is UTF-8")
+}
+
+/// [`write_ibroute`] into `out`, block by block: the dump of the largest fabrics (Slim Fly
+/// q = 19 with 4 layers: 32 M entries) is over a gigabyte of text, better streamed to its file
+/// than held.
+pub fn write_ibroute_to(
+    out: &mut dyn std::io::Write,
+    fabric: &Fabric,
+    lids: &LidTable,
+    tables: &ForwardingTables,
+) -> std::io::Result<()> {
+    let mut block = String::new();
     for &s in tables.switches() {
+        block.clear();
         let node = fabric.node(s);
         let table = tables.table(s);
         let _ = writeln!(
-            out,
+            block,
             "Unicast lids [0x0-0x{:x}] of switch Lid {} guid 0x{:016x} ({}):",
             table.len().saturating_sub(1),
             node.ports[0].lid,
             node.guid.0,
             node.description
         );
-        out.push_str("  Lid  Out   Destination\n       Port     Info \n");
+        block.push_str("  Lid  Out   Destination\n       Port     Info \n");
         let mut valid = 0;
         for (lid, &port) in table.iter().enumerate() {
             if port == crate::routing::NO_PORT || lid == 0 {
@@ -370,7 +385,7 @@ pub fn write_ibroute(fabric: &Fabric, lids: &LidTable, tables: &ForwardingTables
             }
             valid += 1;
             let lid = lid as u16;
-            let _ = write!(out, "0x{lid:04x} {port:03} : ");
+            let _ = write!(block, "0x{lid:04x} {port:03} : ");
             match lids.owner(lid) {
                 Some(o) => {
                     let owner = fabric.node(o.node);
@@ -378,7 +393,7 @@ pub fn write_ibroute(fabric: &Fabric, lids: &LidTable, tables: &ForwardingTables
                     if o.offset > 0 {
                         let of = 1u32 << owner.ports[usize::from(o.port)].lmc;
                         let _ = writeln!(
-                            out,
+                            block,
                             "(path #{} out of {of}: portguid 0x{guid:016x})",
                             o.offset + 1
                         );
@@ -389,18 +404,19 @@ pub fn write_ibroute(fabric: &Fabric, lids: &LidTable, tables: &ForwardingTables
                             NodeKind::Router => "Router",
                         };
                         let _ = writeln!(
-                            out,
+                            block,
                             "({kind} portguid 0x{guid:016x}: '{}')",
                             owner.description
                         );
                     }
                 }
-                None => out.push_str("(unknown node and type)\n"),
+                None => block.push_str("(unknown node and type)\n"),
             }
         }
-        let _ = writeln!(out, "{valid} valid lids dumped ");
+        let _ = writeln!(block, "{valid} valid lids dumped ");
+        out.write_all(block.as_bytes())?;
     }
-    out
+    Ok(())
 }
 
 #[cfg(test)]

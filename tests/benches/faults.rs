@@ -12,7 +12,11 @@
 //! - **every SL**: the verifier's verdict on the read-back tables with every route on every SL
 //!   (what UCX and verbs programs with their own SL get; path SLs are not queried here).
 //!
-//! `cargo bench --bench faults [engine]` prints one Markdown row per engine and step.
+//! - **routing step** (layered only): the plugin's own time to route and hand over its tables,
+//!   from its log line `routed … in N ms` (the part of the re-route time OpenSM's lock holds).
+//!
+//! `cargo bench --bench faults [engine] [fabric]` prints one Markdown row per engine and step
+//! (fabric: a topology spec, `slimfly:q=7` if not given).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -72,11 +76,21 @@ fn reroute_time(log: &str) -> Option<f64> {
     Some(last - first)
 }
 
-fn run(engine: &str) {
-    let generated = common::generated("slimfly:q=7");
+/// The plugin's last routing step of a log section: `routed … in N ms (core …)`.
+fn routing_step_ms(log: &str) -> Option<u64> {
+    let line = log.lines().rfind(|l| l.contains("layered: routed"))?;
+    let (_, rest) = line.split_once(" in ")?;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+fn run(engine: &str, spec: &str) {
+    let generated = common::generated(spec);
     let mut sim = Ibsim::start(&ibsim::write_net(&generated));
     let sm = OpenSm::start(&sim, &options(engine));
     let mut routings = settled(&sm, 0);
+    if let Some(ms) = routing_step_ms(&sm.log()) {
+        println!("| {engine} | first routing | | {ms} ms | | | |");
+    }
     let mut previous = ReadBack::read(&sim, &sm);
     let inter: Vec<&Link> = common::switch_cables(&generated);
     let end = |p| common::console_port(&generated, p);
@@ -108,13 +122,15 @@ fn run(engine: &str) {
         routings = settled(&sm, routings);
         let log = sm.log();
         let time = reroute_time(&log[log_before..]);
+        let step_ms = routing_step_ms(&log[log_before..]);
         let now = ReadBack::read(&sim, &sm);
         let report = analysis::analyze(&now.fabric, &now.lids, &now.tables, &Options::default());
         let verdict = now.verify_every_sl();
         let (changed, crossing) = churn(&previous, &now);
         println!(
-            "| {engine} | {step} | {} | {changed} / {crossing} ({:.2}) | {} ({} layers) | {} |",
+            "| {engine} | {step} | {} | {} | {changed} / {crossing} ({:.2}) | {} ({} layers) | {} |",
             time.map_or("—".into(), |t| format!("{:.0} ms", t * 1e3)),
+            step_ms.map_or("—".into(), |t| format!("{t} ms")),
             changed as f64 / crossing.max(1) as f64,
             if report.is_complete() { "yes" } else { "NO" },
             report.layers,
@@ -129,15 +145,21 @@ fn run(engine: &str) {
 }
 
 fn main() {
-    let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let filter = args.first().filter(|a| a.as_str() != "all");
+    let spec = args.get(1).map_or("slimfly:q=7", String::as_str);
+    println!("{spec}\n");
     println!(
-        "| engine | step | re-route time | entries changed / had to (churn) | complete | every SL |"
+        "| engine | step | re-route time | routing step | entries changed / had to (churn) | complete | every SL |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for engine in ["layered", "minhop", "dfsssp", "nue"] {
-        if filter.as_deref().is_some_and(|f| f != engine) {
+        if filter.is_some_and(|f| f != engine) {
             continue;
         }
-        run(engine);
+        run(engine, spec);
     }
 }

@@ -347,10 +347,9 @@ pub fn run(args: A2aArgs) -> anyhow::Result<ExitCode> {
     let report = if args.check {
         let (fabric, lids, tables) = routing(&args, &schedule, generated, mlfm)?;
         if let Some(path) = &args.lft_out {
-            output::write_atomically(
-                path,
-                lfts::write_ibroute(&fabric, &lids, &tables).as_bytes(),
-            )?;
+            output::stream_atomically(path, |out| {
+                lfts::write_ibroute_to(out, &fabric, &lids, &tables)
+            })?;
         }
         Some(collectives::check(&fabric, &lids, &tables, &schedule)?)
     } else {

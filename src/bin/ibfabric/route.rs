@@ -169,10 +169,9 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
         started.elapsed().as_secs_f64()
     );
     if let Some(path) = &args.lft_out {
-        output::write_atomically(
-            path,
-            lfts::write_ibroute(&fabric, &lids, &tables).as_bytes(),
-        )?;
+        output::stream_atomically(path, |out| {
+            lfts::write_ibroute_to(out, &fabric, &lids, &tables)
+        })?;
     }
     progress.phase("analysing the routing");
     let report = analysis::analyze(
