@@ -103,6 +103,21 @@ fn between(place: &[f64], range: Open) -> f64 {
     (low + next) / 2.0
 }
 
+/// The first part of a new switch's key until it has a place in the tree (it sorts behind
+/// every switch that has one).
+const NEW_SWITCH: u64 = u64::MAX;
+
+/// Ranks 0.. in the order of `place` (distinct places).
+fn ranks_of(place: &[f64]) -> Vec<u32> {
+    let mut by_place: Vec<usize> = (0..place.len()).collect();
+    by_place.sort_by(|&a, &b| place[a].total_cmp(&place[b]));
+    let mut rank = vec![0u32; place.len()];
+    for (r, &e) in by_place.iter().enumerate() {
+        rank[e] = r as u32;
+    }
+    rank
+}
+
 /// Per switch, the first switch of `by_key` in its connected component.
 fn component_roots(graph: &RoutingGraph, by_key: &[usize]) -> Vec<usize> {
     let mut root = vec![usize::MAX; graph.len()];
@@ -229,13 +244,23 @@ impl CableOrder {
     /// become valleys; the tree reaches every switch the damaged fabric connects, unlike
     /// [`CableOrder::restricted`] when a tree cable is lost.
     ///
+    /// A switch that is new (`old_of[v]` is `None`) is placed like a moved one, behind its
+    /// smallest-key neighbour that has a place.
+    ///
     /// # Panics
-    /// If this order was not made by [`CableOrder::for_routing`], or a switch is new.
+    /// If this order was not made by [`CableOrder::for_routing`].
     pub fn rebuilt(&self, graph: &RoutingGraph, old_of: &[Option<usize>]) -> Self {
         let n = graph.len();
+        let mut sequence = self.key.iter().map(|k| k.1).max().unwrap_or(0);
         let mut key: Vec<(u64, u64)> = old_of
             .iter()
-            .map(|old| self.key[old.expect("a surviving switch")])
+            .map(|old| match old {
+                Some(old) => self.key[*old],
+                None => {
+                    sequence += 1;
+                    (NEW_SWITCH, sequence)
+                }
+            })
             .collect();
         let mut by_key: Vec<usize> = (0..n).collect();
         by_key.sort_unstable_by_key(|&v| key[v]);
@@ -260,12 +285,11 @@ impl CableOrder {
         }
         // Keys of moved switches: their anchor's first part and a sequence number above every
         // second part in use, so each sorts just behind its anchor and all stay distinct.
-        let mut sequence = key.iter().map(|k| k.1).max().unwrap_or(0);
         while let Some(std::cmp::Reverse((anchor_key, _, v))) = heap.pop() {
             if anchored[v] {
                 continue;
             }
-            if key[v] < anchor_key {
+            if key[v] < anchor_key || key[v].0 == NEW_SWITCH {
                 sequence += 1;
                 key[v] = (anchor_key.0, sequence);
             }
@@ -393,16 +417,19 @@ impl CableOrder {
             .flatten()
     }
 
-    /// This order over `graph`, a copy of the graph it was made for that lost switches or
-    /// cables: new edge e keeps the rank of `old_edge(e)` and new switch v the parent of
+    /// This order over `graph`, a copy of the graph it was made for that lost or gained
+    /// switches or cables: edge e keeps the rank of `old_edge(e)` and switch v the parent of
     /// `old_of[v]` while their cable survives. A switch whose parent or parent cable is lost
     /// takes the far end of its highest-ranked surviving up edge instead: any up edge keeps
     /// the tree's routes unimodal (ranks rise along up edges towards the root and fall along
     /// down edges), so the tree is whole again wherever the fabric is; a switch with no up
     /// edge left becomes a root.
     ///
-    /// # Panics
-    /// If an edge or switch of `graph` has no counterpart.
+    /// New cables (no `old_edge`) rank below every old one, so no kept route is affected, and
+    /// a route that starts or ends on one and otherwise runs over old cables stays unimodal if
+    /// the rest is: a new switch reaches every destination through any neighbour's route, and
+    /// every switch reaches it likewise. A new switch joins the tree below a neighbour, as an
+    /// orphan does.
     pub fn restricted(
         &self,
         graph: &RoutingGraph,
@@ -410,29 +437,48 @@ impl CableOrder {
         old_of: &[Option<usize>],
         move_cables: bool,
     ) -> Self {
-        let rank = (0..graph.edge_count())
-            .map(|e| self.rank[old_edge(e).expect("a surviving edge")])
+        let mut new_cables = 0.0;
+        let mut place: Vec<f64> = (0..graph.edge_count())
+            .map(|e| match old_edge(e) {
+                Some(old) => f64::from(self.rank[old]),
+                None => {
+                    new_cables += 1.0;
+                    -new_cables
+                }
+            })
             .collect();
         if self.parent.is_empty() {
             return Self {
-                rank,
+                rank: ranks_of(&place),
                 parent: Vec::new(),
                 key: Vec::new(),
             };
         }
         let mut new_of = vec![NONE; self.parent.len()];
         for (v, old) in old_of.iter().enumerate() {
-            new_of[old.expect("a surviving switch")] = v as u32;
+            if let Some(old) = old {
+                new_of[*old] = v as u32;
+            }
         }
-        let key: Vec<(u64, u64)> = old_of
+        let mut sequence = self.key.iter().map(|k| k.1).max().unwrap_or(0);
+        let mut key: Vec<(u64, u64)> = old_of
             .iter()
-            .map(|old| self.key[old.expect("a surviving switch")])
+            .map(|old| match old {
+                Some(old) => self.key[*old],
+                None => {
+                    sequence += 1;
+                    (NEW_SWITCH, sequence)
+                }
+            })
             .collect();
         // The surviving tree cables, then a replacement for each lost one, nearest the root
         // first so that a replacement's own parent is settled.
         let mut parent: Vec<u32> = (0..graph.len())
             .map(|v| {
-                let p = self.parent[old_of[v].expect("a surviving switch")];
+                let Some(old) = old_of[v] else {
+                    return NONE;
+                };
+                let p = self.parent[old];
                 (p != NONE && new_of[p as usize] != NONE)
                     .then(|| new_of[p as usize])
                     .filter(|&p| graph.edge_between(v, p as usize).is_some())
@@ -440,11 +486,9 @@ impl CableOrder {
             })
             .collect();
         let orphaned: Vec<bool> = (0..graph.len())
-            .map(|v| parent[v] == NONE && self.parent[old_of[v].expect("surviving")] != NONE)
+            .map(|v| parent[v] == NONE && old_of[v].is_none_or(|old| self.parent[old] != NONE))
             .collect();
         let n = graph.len();
-        let mut key = key;
-        let mut place: Vec<f64> = rank.iter().map(|&r| f64::from(r)).collect();
         // Anchored: the tree chain up from the switch reaches a root without an orphan.
         let mut anchored = vec![false; n];
         let mut by_key: Vec<usize> = (0..n).collect();
@@ -485,7 +529,6 @@ impl CableOrder {
         for w in (0..n).filter(|&w| anchored[w]) {
             push_neighbours(&mut heap, &anchored, &key, w);
         }
-        let mut sequence = key.iter().map(|k| k.1).max().unwrap_or(0);
         while let Some(std::cmp::Reverse((_, w, v))) = heap.pop() {
             if anchored[v] {
                 continue;
@@ -508,7 +551,7 @@ impl CableOrder {
                 place[e_down] = between(&place, down);
             }
             parent[v] = w as u32;
-            if key[v] < key[w] {
+            if key[v] < key[w] || key[v].0 == NEW_SWITCH {
                 sequence += 1;
                 key[v] = (key[w].0, sequence);
             }
@@ -526,13 +569,11 @@ impl CableOrder {
             }
         }
         // Ranks again from the places: the order of every pair of cables not moved is kept.
-        let mut by_place: Vec<usize> = (0..place.len()).collect();
-        by_place.sort_by(|&a, &b| place[a].total_cmp(&place[b]));
-        let mut rank = vec![0u32; place.len()];
-        for (r, &e) in by_place.iter().enumerate() {
-            rank[e] = r as u32;
+        Self {
+            rank: ranks_of(&place),
+            parent,
+            key,
         }
-        Self { rank, parent, key }
     }
 
     /// The rank of edge e.
@@ -741,6 +782,110 @@ mod tests {
                         "{spec}: deterministic"
                     );
                 }
+            }
+        }
+    }
+
+    /// `spec` whole, and its graph after losing every fourth switch-to-switch cable and the
+    /// switches named in `gone`, with the damaged graph's switch of each whole one.
+    fn whole_and_damaged(
+        spec: &str,
+        gone: &[usize],
+    ) -> (RoutingGraph, RoutingGraph, Vec<Option<usize>>) {
+        let whole = spec.parse::<TopologySpec>().unwrap().build().unwrap();
+        let switches: Vec<_> = whole.switches().collect();
+        let mut inter = 0;
+        let cut: Vec<bool> = whole
+            .links()
+            .iter()
+            .map(|l| {
+                let between = whole.node(l.a.node).is_switch() && whole.node(l.b.node).is_switch();
+                inter += usize::from(between);
+                between && inter % 4 == 0
+            })
+            .collect();
+        let damaged = whole.after_losses(
+            |id| gone.iter().any(|&g| switches[g] == id),
+            |l| cut[l.0 as usize],
+        );
+        let (g_whole, g_damaged) = (RoutingGraph::new(&whole), RoutingGraph::new(&damaged));
+        let old_of = g_whole
+            .nodes
+            .iter()
+            .map(|&id| {
+                let old = damaged.node_by_guid(whole.node(id).guid)?;
+                let s = g_damaged.index_of[old.index()];
+                (s != u32::MAX).then_some(s as usize)
+            })
+            .collect();
+        (g_whole, g_damaged, old_of)
+    }
+
+    #[test]
+    fn an_order_extended_by_new_switches_and_cables_ranks_every_new_cable_below_the_old_ones() {
+        for spec in ORDER_FABRICS {
+            let (whole, damaged, old_of) = whole_and_damaged(spec, &[3, 7]);
+            let old_edge = |e: usize| {
+                let a = old_of[whole.edge_from[e] as usize]?;
+                let b = old_of[whole.edge_to[e] as usize]?;
+                damaged.edge_between(a, b)
+            };
+            let order = CableOrder::for_routing(&damaged, 1);
+            for move_cables in [false, true] {
+                let extended = order.restricted(&whole, old_edge, &old_of, move_cables);
+                let what = format!("{spec}, cables moved: {move_cables}");
+                let (old, new): (Vec<usize>, Vec<usize>) =
+                    (0..whole.edge_count()).partition(|&e| old_edge(e).is_some());
+                assert!(!new.is_empty(), "{what}: nothing was added");
+                let highest_new = new.iter().map(|&e| extended.rank(e)).max().unwrap();
+                assert!(
+                    old.iter().all(|&e| extended.rank(e) > highest_new),
+                    "{what}: a new cable ranks above an old one"
+                );
+                if !move_cables {
+                    for (&a, &b) in old.iter().zip(old.iter().skip(1)) {
+                        let before =
+                            order.rank(old_edge(a).unwrap()) < order.rank(old_edge(b).unwrap());
+                        assert_eq!(
+                            before,
+                            extended.rank(a) < extended.rank(b),
+                            "{what}: {a} and {b}"
+                        );
+                    }
+                }
+                let connected =
+                    (0..damaged.len()).all(|t| damaged.dist_to(t).iter().all(|&d| d != FAR));
+                if !connected {
+                    continue; // new cables may join what had separate trees: made again then
+                }
+                assert_every_pair_has_a_unimodal_route(&whole, &extended, &what);
+                if !move_cables {
+                    continue; // an orphan that does not fit stays apart: moved in the next try
+                }
+                for v in 0..whole.len() {
+                    for t in (0..whole.len()).filter(|&t| t != v) {
+                        assert!(
+                            extended.tree_next(&whole, v, t).is_some(),
+                            "{what}: the tree does not connect {v} to {t}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_order_made_again_places_new_switches_behind_a_neighbour() {
+        for spec in ORDER_FABRICS {
+            let (whole, damaged, old_of) = whole_and_damaged(spec, &[3, 7]);
+            let order = CableOrder::for_routing(&damaged, 1);
+            let rebuilt = order.rebuilt(&whole, &old_of);
+            assert_every_pair_has_a_unimodal_route(&whole, &rebuilt, spec);
+            for v in (0..whole.len()).filter(|&v| old_of[v].is_none()) {
+                assert!(
+                    rebuilt.tree_parent(v).is_some(),
+                    "{spec}: new switch {v} has no parent"
+                );
             }
         }
     }
