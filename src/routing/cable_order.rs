@@ -787,37 +787,22 @@ mod tests {
     }
 
     /// `spec` whole, and its graph after losing every fourth switch-to-switch cable and the
-    /// switches named in `gone`, with the damaged graph's switch of each whole one.
+    /// switches `gone` (by position among the switches), with the damaged graph's switch of
+    /// each whole one.
     fn whole_and_damaged(
         spec: &str,
         gone: &[usize],
     ) -> (RoutingGraph, RoutingGraph, Vec<Option<usize>>) {
+        use crate::routing::fixtures::{after_losses, old_switches};
         let whole = spec.parse::<TopologySpec>().unwrap().build().unwrap();
         let switches: Vec<_> = whole.switches().collect();
-        let mut inter = 0;
-        let cut: Vec<bool> = whole
-            .links()
-            .iter()
-            .map(|l| {
-                let between = whole.node(l.a.node).is_switch() && whole.node(l.b.node).is_switch();
-                inter += usize::from(between);
-                between && inter % 4 == 0
-            })
-            .collect();
-        let damaged = whole.after_losses(
+        let damaged = after_losses(
+            &whole,
+            |i| i % 4 == 3,
             |id| gone.iter().any(|&g| switches[g] == id),
-            |l| cut[l.0 as usize],
         );
         let (g_whole, g_damaged) = (RoutingGraph::new(&whole), RoutingGraph::new(&damaged));
-        let old_of = g_whole
-            .nodes
-            .iter()
-            .map(|&id| {
-                let old = damaged.node_by_guid(whole.node(id).guid)?;
-                let s = g_damaged.index_of[old.index()];
-                (s != u32::MAX).then_some(s as usize)
-            })
-            .collect();
+        let old_of = old_switches(&g_whole, &whole, &g_damaged, &damaged);
         (g_whole, g_damaged, old_of)
     }
 

@@ -12,7 +12,7 @@ use super::disjoint::count_disjoint;
 use super::graph::{FAR, RoutingGraph};
 use super::layers::{AttachScratch, Layers};
 use crate::rng::Rng;
-use crate::topology::TopologySpec;
+use crate::topology::{Fabric, NodeId, TopologySpec};
 
 /// Small fabrics of each family the routing is built for, plus a random regular graph (no
 /// structure to lean on): each routes in well under a second at opt-level 1.
@@ -148,24 +148,46 @@ pub(super) fn assert_unimodal(
 pub(super) fn damaged(spec: &str, every: usize) -> RoutingGraph {
     let spec: TopologySpec = spec.parse().expect("valid spec");
     let whole = spec.build().expect("buildable spec");
-    let between_switches: Vec<bool> = whole
+    RoutingGraph::new(&after_losses(&whole, |i| (i + 1) % every == 0, |_| false))
+}
+
+/// `whole` without the cables between two switches that `cut` names by their index among
+/// those cables (from 0, in cable order) and without the nodes `gone` names.
+pub(super) fn after_losses(
+    whole: &Fabric,
+    cut: impl Fn(usize) -> bool,
+    gone: impl Fn(NodeId) -> bool,
+) -> Fabric {
+    let mut index = 0;
+    let lost: Vec<bool> = whole
         .links()
         .iter()
-        .map(|l| whole.node(l.a.node).is_switch() && whole.node(l.b.node).is_switch())
-        .collect();
-    // The ordinal of each switch-to-switch cable among them, from 1.
-    let ordinal: Vec<usize> = between_switches
-        .iter()
-        .scan(0, |n, &b| {
-            *n += usize::from(b);
-            Some(*n)
+        .map(|l| {
+            let between = whole.node(l.a.node).is_switch() && whole.node(l.b.node).is_switch();
+            index += usize::from(between);
+            between && cut(index - 1)
         })
         .collect();
-    let fabric = whole.after_losses(
-        |_| false,
-        |l| between_switches[l.0 as usize] && ordinal[l.0 as usize] % every == 0,
-    );
-    RoutingGraph::new(&fabric)
+    whole.after_losses(gone, |l| lost[l.0 as usize])
+}
+
+/// For each switch of `graph` (over `fabric`), its switch in `old_graph` (over `old_fabric`),
+/// matched by GUID; `None` for a switch the old fabric does not have.
+pub(super) fn old_switches(
+    graph: &RoutingGraph,
+    fabric: &Fabric,
+    old_graph: &RoutingGraph,
+    old_fabric: &Fabric,
+) -> Vec<Option<usize>> {
+    graph
+        .nodes
+        .iter()
+        .map(|&id| {
+            let old = old_fabric.node_by_guid(fabric.node(id).guid)?;
+            let s = old_graph.index_of[old.index()];
+            (s != u32::MAX).then_some(s as usize)
+        })
+        .collect()
 }
 
 /// The pairs with fewer than three, and fewer than two, edge-disjoint paths in `disjoint`
