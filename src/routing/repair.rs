@@ -16,7 +16,8 @@
 //! repair ([`diversity`]) then re-points entries on the routes of the pairs left below three
 //! edge-disjoint paths, within the turn rule and the length rule: entries that changed anyway
 //! for free, others within a budget of the routes that had to change but did not (crossing −
-//! changed), so no more routes change than crossed a loss. The report counts the switch
+//! changed, in routes and in the forwarding entries they stand for), so no more routes or
+//! entries change than crossed a loss. The report counts the switch
 //! pairs whose disjoint paths became fewer ([`degraded`]), which only pairs whose routes
 //! changed can be.
 
@@ -25,10 +26,15 @@ mod diversity;
 
 use super::cable_order::CableOrder;
 use super::config::{Algorithm, RoutingConfig, Turns};
+use super::disjoint::DISJOINT_TARGET;
 use super::graph::{FAR, NONE, RoutingGraph};
 use super::layered::route_in_order;
 use super::layers::{AttachScratch, Layers};
+use super::lids::LidTable;
+use super::tables::lid_tree;
+use crate::topology::Fabric;
 use degraded::PairCounts;
+use diversity::Budget;
 
 /// The routing that is repaired: its graph, layers and (for [`Turns::Unimodal`]) order.
 #[derive(Debug, Clone, Copy)]
@@ -52,17 +58,26 @@ pub struct RepairReport {
     pub changed: u64,
     /// Switch pairs with fewer edge-disjoint paths across the layers than before.
     pub degraded: u64,
-    /// Of those, the pairs that had at least three (or one per layer, with fewer layers) and
-    /// have fewer now.
+    /// Of those, the pairs that had at least [`target_paths`] (three with three layers or
+    /// more) and have fewer now.
     pub below_target: u64,
-    /// Routes the disjoint repair could change beyond those that crossed a loss: crossing −
-    /// changed after the completion, so the churn stays at most 1.0 (0 after a full routing).
+    /// Routes the disjoint repair could change beyond those the completion changed: the routes
+    /// that had to change but did not (crossing − changed, so the churn stays at most 1.0; 0
+    /// after a full routing). It also keeps the forwarding entries that change at most those
+    /// whose route crossed a loss, counting the LIDs each route stands for.
     pub budget: u64,
     /// How much of `budget` it used (re-pointed entries that had not changed, less entries it
     /// set back to the previous next hop).
     pub spent: u64,
     /// Why the fabric was routed in full instead of repaired, if it was.
     pub full_routing: Option<String>,
+}
+
+/// Edge-disjoint paths a switch pair should have across `layers` layers: three (the FatPaths
+/// finding the layered routing is built for), or one per layer with fewer layers. What
+/// [`RepairReport::below_target`] counts against.
+pub fn target_paths(layers: usize) -> u8 {
+    DISJOINT_TARGET.min(layers.min(usize::from(u8::MAX)) as u8)
 }
 
 impl RepairReport {
@@ -138,11 +153,45 @@ impl ChangedTrees {
 
 /// Repairs `previous` for `graph`, whose switch i was switch `old_of[i]` of the previous graph
 /// (`None` for a switch that is new), with `config` (the previous routing's configuration).
+/// Every route counts as one forwarding entry ([`repair_for_lids`] counts the LIDs).
 pub fn repair(
     previous: &Previous<'_>,
     graph: &RoutingGraph,
     old_of: &[Option<usize>],
     config: &RoutingConfig,
+) -> Repaired {
+    repair_for_lids(previous, graph, old_of, config, None)
+}
+
+/// The LIDs that follow each (layer, destination switch) tree of a routing of `layers` layers
+/// over `graph` (`l * n + t`): how many forwarding entries each route of the tree stands for.
+pub fn lids_per_tree(
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    lids: &LidTable,
+    layers: usize,
+) -> Vec<u32> {
+    let n = graph.len();
+    let mut count = vec![0u32; layers * n];
+    for (_, owner) in lids.iter() {
+        if let Some(tree) = lid_tree(fabric, graph, layers, owner)
+            && tree.switch < n
+        {
+            count[tree.layer * n + tree.switch] += 1;
+        }
+    }
+    count
+}
+
+/// [`repair`], with the LIDs each tree's routes stand for ([`lids_per_tree`] of the repaired
+/// fabric; `None`: one each): the disjoint repair's budget then keeps the forwarding entries
+/// that change, not only the routes, at most those whose route crossed a loss.
+pub fn repair_for_lids(
+    previous: &Previous<'_>,
+    graph: &RoutingGraph,
+    old_of: &[Option<usize>],
+    config: &RoutingConfig,
+    lids_per_tree: Option<&[u32]>,
 ) -> Repaired {
     let mapping = Mapping::new(previous, graph, old_of);
     let attempt = try_repair(previous, graph, old_of, config);
@@ -159,23 +208,30 @@ pub fn repair(
             )
         }
     };
-    let (crossing, changed, mut changed_trees) = count_changes(&mapping, &layers);
+    let (crossing, changed, mut changed_trees, crossing_per_tree) =
+        count_changes(&mapping, &layers);
     let mut pairs = PairCounts::new(&mapping, layers.count());
     let (mut budget, mut spent) = (0, 0);
     match weights {
         Some(mut weights) => {
             pairs.touch_changed_routes(&mapping, &layers, &changed_trees);
             if let Algorithm::Layered(lengths) = &config.algorithm {
-                budget = crossing.saturating_sub(changed);
+                let mut slack = Budget::new(&crossing_per_tree, &changed_trees, lids_per_tree);
+                budget = slack.total();
                 let pass = diversity::Pass {
                     graph,
                     mapping: &mapping,
                     order: order.as_ref(),
                     lengths,
-                    budget,
                     ceiling: weights.iter().copied().max().unwrap_or(0),
                 };
-                spent = pass.run(&mut layers, &mut weights, &mut pairs, &mut changed_trees);
+                spent = pass.run(
+                    &mut layers,
+                    &mut weights,
+                    &mut pairs,
+                    &mut changed_trees,
+                    &mut slack,
+                );
             }
         }
         None => {
@@ -395,9 +451,9 @@ impl Context<'_> {
 }
 
 /// (routes whose previous path crossed a loss, routes whose next hop changed, the changed
-/// routes per tree), over switches and destinations that exist before and after (a tree of a
-/// layer the previous routing did not have counts as changed).
-fn count_changes(mapping: &Mapping<'_>, layers: &Layers) -> (u64, u64, ChangedTrees) {
+/// routes per tree, the crossing routes per tree), over switches and destinations that exist
+/// before and after (a tree of a layer the previous routing did not have counts as changed).
+fn count_changes(mapping: &Mapping<'_>, layers: &Layers) -> (u64, u64, ChangedTrees, Vec<u32>) {
     let (previous, graph, old_of) = (mapping.previous, mapping.graph, mapping.old_of);
     let n = graph.len();
     let new_of = &mapping.new_of;
@@ -409,6 +465,7 @@ fn count_changes(mapping: &Mapping<'_>, layers: &Layers) -> (u64, u64, ChangedTr
     };
     let (mut crossing, mut changed) = (0u64, 0u64);
     let mut trees = ChangedTrees::all(layers.count(), n);
+    let mut crossing_per_tree = vec![0u32; layers.count() * n];
     let mut intact = vec![0u8; previous.graph.len()];
     for l in 0..layers.count().min(previous.layers.count()) {
         for t in 0..n {
@@ -420,6 +477,7 @@ fn count_changes(mapping: &Mapping<'_>, layers: &Layers) -> (u64, u64, ChangedTr
                 let Some(old_v) = old_of[v] else { continue };
                 if !route_survives(previous, old_v, old_t, l, &survives, &mut intact) {
                     crossing += 1;
+                    crossing_per_tree[l * n + t] += 1;
                 }
                 in_tree += u32::from(mapping.entry_changed(layers, l, v, t));
             }
@@ -427,7 +485,7 @@ fn count_changes(mapping: &Mapping<'_>, layers: &Layers) -> (u64, u64, ChangedTr
             trees.changed[l * n + t] = in_tree;
         }
     }
-    (crossing, changed, trees)
+    (crossing, changed, trees, crossing_per_tree)
 }
 
 /// Whether old switch v's route to old switch t in layer l uses only surviving edges

@@ -6,8 +6,8 @@
 //! after a lost cable, where the fabric has tens of thousands — and the disjoint repair
 //! reads and updates the same counts as it moves routes.
 
-use super::{ChangedTrees, Mapping};
-use crate::routing::disjoint::{DISJOINT_TARGET, PathFlow, pair_disjoint};
+use super::{ChangedTrees, Mapping, target_paths};
+use crate::routing::disjoint::{PathFlow, pair_disjoint};
 use crate::routing::layers::Layers;
 
 /// "Not counted yet."
@@ -45,9 +45,9 @@ impl PairCounts {
         }
     }
 
-    /// Disjoint paths each pair needs: three, or one per layer with fewer layers.
+    /// Disjoint paths each pair should have ([`target_paths`]).
     pub(super) fn target(&self) -> u8 {
-        DISJOINT_TARGET.min(self.layers_now.min(usize::from(u8::MAX)) as u8)
+        target_paths(self.layers_now)
     }
 
     /// The pair's count in `layers` (the repaired routing), counted once and remembered.

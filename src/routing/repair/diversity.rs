@@ -18,11 +18,15 @@
 //! The budget is what keeps the churn (changed / crossing) at most 1.0: a move that re-points
 //! an entry that still has its previous next hop costs one, one that re-points an entry the
 //! completion changed costs nothing, and one that sets an entry back to its previous next hop
-//! gives one back; the budget is the slack crossing − changed the completion left. Each move
-//! lowers the pairs short of paths, so the pass ends.
+//! gives one back. The budget ([`Budget`]) is the slack crossing − changed the completion
+//! left, counted twice: in routes, and in the forwarding entries they stand for (every LID
+//! that follows a tree has an entry per route of it; a layer-0 tree also carries its
+//! switch's own LID). A move must fit both, so the pass never lets the routes or the entries
+//! that changed outnumber those whose route crossed a loss. Each move lowers the pairs short
+//! of paths, so the pass ends.
 
 use super::degraded::PairCounts;
-use super::{ChangedTrees, Mapping};
+use super::{ChangedTrees, Mapping, NEW_TREE};
 use crate::routing::cable_order::{CableOrder, Shape};
 use crate::routing::config::{PathLengths, longest_allowed};
 use crate::routing::disjoint::PathFlow;
@@ -38,10 +42,64 @@ pub(super) struct Pass<'a> {
     pub(super) order: Option<&'a CableOrder>,
     /// The length rule of the layers after layer 0.
     pub(super) lengths: &'a PathLengths,
-    /// Entries the pass may change beyond those the completion changed.
-    pub(super) budget: u64,
     /// The highest link load the completion left: no move loads a link beyond it.
     pub(super) ceiling: u64,
+}
+
+/// What the pass may still re-point beyond the entries the completion changed: the routes that
+/// had to change but did not, counted as routes and as the forwarding entries they stand for.
+pub(super) struct Budget {
+    /// crossing − changed over the routing, less what was spent.
+    routes: i64,
+    /// The same in forwarding entries: each route of a tree weighs the LIDs that follow it.
+    entries: i64,
+    /// LIDs per tree (`l * n + t`).
+    lids: Vec<u32>,
+    switches: usize,
+}
+
+impl Budget {
+    /// The budget after the completion: per tree, `crossing_per_tree` routes had to change and
+    /// `trees` did, and `lids_per_tree` LIDs follow it (`None`: one each).
+    pub(super) fn new(
+        crossing_per_tree: &[u32],
+        trees: &ChangedTrees,
+        lids_per_tree: Option<&[u32]>,
+    ) -> Self {
+        let lids = lids_per_tree.map_or_else(|| vec![1; crossing_per_tree.len()], <[u32]>::to_vec);
+        let (mut routes, mut entries) = (0i64, 0i64);
+        for ((&crossing, &changed), &tree_lids) in
+            crossing_per_tree.iter().zip(&trees.changed).zip(&lids)
+        {
+            if changed != NEW_TREE {
+                let slack = i64::from(crossing) - i64::from(changed);
+                routes += slack;
+                entries += slack * i64::from(tree_lids);
+            }
+        }
+        Self {
+            routes,
+            entries,
+            lids,
+            switches: trees.switches,
+        }
+    }
+
+    /// How many more routes the pass may change (0 when the completion used it all up).
+    pub(super) fn total(&self) -> u64 {
+        self.routes.max(0).unsigned_abs()
+    }
+
+    /// Whether a move that costs `cost` routes in layer l's tree towards t fits.
+    fn allows(&self, l: usize, t: usize, cost: i64) -> bool {
+        let lids = i64::from(self.lids[l * self.switches + t]);
+        cost <= 0 || (cost <= self.routes && cost * lids <= self.entries)
+    }
+
+    fn spend(&mut self, l: usize, t: usize, cost: i64) {
+        self.routes -= cost;
+        self.entries -= cost * i64::from(self.lids[l * self.switches + t]);
+    }
 }
 
 /// A move: u re-points its next hop towards t in layer l to `edge`.
@@ -65,14 +123,15 @@ struct Trees {
 
 impl Pass<'_> {
     /// Runs the pass over `layers` (with their link loads `weights`), updating the pair
-    /// counts and the changed entries per tree. Returns the budget spent (negative when the
-    /// moves set back more entries than they re-pointed).
+    /// counts, the changed entries per tree and the budget. Returns the budget spent (negative
+    /// when the moves set back more entries than they re-pointed).
     pub(super) fn run(
         &self,
         layers: &mut Layers,
         weights: &mut [u64],
         pairs: &mut PairCounts,
         trees: &mut ChangedTrees,
+        budget: &mut Budget,
     ) -> i64 {
         let short = pairs.short_of_target();
         let mut spent = 0i64;
@@ -84,10 +143,11 @@ impl Pass<'_> {
             }
             let (_, built) = current.as_mut().expect("just built");
             while let Some((key, mv)) =
-                self.best_move(layers, weights, pairs, built, s, t, spent, &mut scratch)
+                self.best_move(layers, weights, pairs, built, s, t, budget, &mut scratch)
             {
                 self.apply(layers, weights, pairs, built, t, mv, &mut scratch);
                 spent += key.1;
+                budget.spend(mv.l, t, key.1);
                 trees.adjust(mv.l, t, key.1);
             }
         }
@@ -129,7 +189,7 @@ impl Pass<'_> {
 
     /// The best valid move on s's routes towards t that lowers the pairs short of disjoint
     /// paths, within what is left of the budget.
-    // The pass's state (layers, loads, counts, trees) plus the pair, the budget spent and the
+    // The pass's state (layers, loads, counts, trees) plus the pair, the budget and the
     // buffers: each is needed, and a struct would only rename them.
     #[allow(clippy::too_many_arguments)]
     fn best_move(
@@ -140,7 +200,7 @@ impl Pass<'_> {
         built: &Trees,
         s: usize,
         t: usize,
-        spent: i64,
+        budget: &Budget,
         scratch: &mut Scratch,
     ) -> Option<(Key, Move)> {
         let graph = self.graph;
@@ -150,7 +210,6 @@ impl Pass<'_> {
         if short_now >= target {
             return None;
         }
-        let left = self.budget as i64 - spent;
         let mut best: Option<(Key, Move)> = None;
         for l in 0..layers.count() {
             let tree = &built.trees[l];
@@ -172,7 +231,7 @@ impl Pass<'_> {
                         continue;
                     }
                     let cost = i64::from(old != Some(Some(w))) - i64::from(was_changed);
-                    if cost > left || layers.passes(graph, l, w, t, u) {
+                    if !budget.allows(l, t, cost) || layers.passes(graph, l, w, t, u) {
                         continue;
                     }
                     let mv = Move { l, u, edge };

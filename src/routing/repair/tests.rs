@@ -287,22 +287,24 @@ fn a_changed_layer_count_is_a_full_routing_that_says_why() {
 }
 
 /// One step of a cut sequence: the routing repaired (graph, layers, order), the damaged graph
-/// with its switch map, the switch-to-switch cables lost since the intact fabric, and the
-/// repair.
+/// with its switch map and the LIDs per tree, the switch-to-switch cables lost since the
+/// intact fabric, and the repair.
 struct SequenceStep {
     what: String,
     before: Case,
     graph: RoutingGraph,
     old_of: Vec<Option<usize>>,
+    tree_lids: Vec<u32>,
     lost_cables: usize,
     repaired: Repaired,
 }
 
-/// The steps of the plugin's fault sequence on `spec` with 4 layers in the cable order: 1, 2,
-/// 5 and 10 seeded random switch-to-switch cables cut cumulatively, then a switch lost, each
-/// step repairing the routing the previous one left.
+/// The steps of the plugin's fault sequence on `spec` with 4 layers in the cable order and
+/// LIDs for them: 1, 2, 5 and 10 seeded random switch-to-switch cables cut cumulatively, then
+/// a switch lost, each step repairing the routing the previous one left.
 fn cut_sequence(spec: &str, seed: u64) -> Vec<SequenceStep> {
-    let whole = build(spec);
+    let mut whole = build(spec);
+    crate::routing::assign_lids(&mut whole, 2).unwrap();
     let inter: Vec<usize> = (0..whole.links().len())
         .filter(|&i| {
             let link = &whole.links()[i];
@@ -340,7 +342,9 @@ fn cut_sequence(spec: &str, seed: u64) -> Vec<SequenceStep> {
             layers: &case.layers,
             order: case.order.as_ref(),
         };
-        let repaired = repair(&previous, &graph, &old_of, &case.config);
+        let lids = LidTable::from_fabric(&next).unwrap();
+        let tree_lids = lids_per_tree(&next, &graph, &lids, 4);
+        let repaired = repair_for_lids(&previous, &graph, &old_of, &case.config, Some(&tree_lids));
         let lost_cables = whole.summary().switch_links - next.summary().switch_links;
         let what = format!(
             "{spec} seed {seed}: {cables} cables{}",
@@ -357,6 +361,7 @@ fn cut_sequence(spec: &str, seed: u64) -> Vec<SequenceStep> {
             before: case,
             graph,
             old_of,
+            tree_lids,
             lost_cables,
             repaired,
         });
@@ -381,9 +386,10 @@ fn steps() -> impl Iterator<Item = &'static SequenceStep> {
     sequences().iter().flat_map(|(_, steps)| steps)
 }
 
-/// The routes whose previous path crossed a loss and the routes whose next switch changed,
-/// counted by walking every previous route.
-fn recount_changes(step: &SequenceStep) -> (u64, u64) {
+/// Per tree (`l * n + t`): the routes whose previous path crossed a loss and the routes whose
+/// next switch differs between the previous routing and `layers`, counted by walking every
+/// previous route.
+fn recount_changes(step: &SequenceStep, layers: &Layers) -> Vec<(u64, u64)> {
     let (before, graph) = (&step.before, &step.graph);
     let mut new_of = vec![None; before.graph.len()];
     for (v, old) in step.old_of.iter().enumerate() {
@@ -396,8 +402,8 @@ fn recount_changes(step: &SequenceStep) -> (u64, u64) {
         (Some(a), Some(b)) => graph.edge_between(a, b).is_some(),
         _ => false,
     };
-    let (mut crossing, mut changed) = (0, 0);
     let n = graph.len();
+    let mut per_tree = vec![(0, 0); before.layers.count() * n];
     for l in 0..before.layers.count() {
         for t in 0..n {
             let old_t = step.old_of[t].unwrap();
@@ -407,18 +413,14 @@ fn recount_changes(step: &SequenceStep) -> (u64, u64) {
                 let crosses = path
                     .windows(2)
                     .any(|w| !survives(before.graph.edge_between(w[0], w[1]).unwrap()));
-                crossing += u64::from(crosses);
                 let was = new_of[path[1]];
-                let is = step
-                    .repaired
-                    .layers
-                    .next_edge(l, v, t)
-                    .map(|e| graph.edge_to[e] as usize);
-                changed += u64::from(was != is);
+                let is = layers.next_edge(l, v, t).map(|e| graph.edge_to[e] as usize);
+                per_tree[l * n + t].0 += u64::from(crosses);
+                per_tree[l * n + t].1 += u64::from(was != is);
             }
         }
     }
-    (crossing, changed)
+    per_tree
 }
 
 #[test]
@@ -426,7 +428,9 @@ fn cut_sequences_change_no_more_routes_than_crossed_a_loss() {
     for step in steps() {
         let report = &step.repaired.report;
         assert_eq!(report.full_routing, None, "{}", step.what);
-        let (crossing, changed) = recount_changes(step);
+        let (crossing, changed) = recount_changes(step, &step.repaired.layers)
+            .into_iter()
+            .fold((0, 0), |(c, d), (x, y)| (c + x, d + y));
         assert_eq!(
             (report.crossing, report.changed),
             (crossing, changed),
@@ -439,6 +443,26 @@ fn cut_sequences_change_no_more_routes_than_crossed_a_loss() {
             step.what
         );
         assert!(report.spent <= report.budget, "{}: {report:?}", step.what);
+    }
+}
+
+/// Every LID that follows a tree has an entry per route of the tree (a layer-0 tree also
+/// carries its switch's LID), so the routes weighed by their tree's LIDs are the forwarding
+/// entries: those that change stay at most those whose route crossed a loss.
+#[test]
+fn cut_sequences_change_no_more_forwarding_entries_than_crossed_a_loss() {
+    for step in steps() {
+        let (mut crossing, mut changed) = (0, 0);
+        let per_tree = recount_changes(step, &step.repaired.layers);
+        for (&(c, d), &lids) in per_tree.iter().zip(&step.tree_lids) {
+            crossing += c * u64::from(lids);
+            changed += d * u64::from(lids);
+        }
+        assert!(
+            changed <= crossing,
+            "{}: {changed} entries changed, {crossing} had to",
+            step.what
+        );
     }
 }
 
