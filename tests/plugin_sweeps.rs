@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use common::plugin::{
@@ -21,11 +22,15 @@ use ibfabric::io::ibsim;
 use ibfabric::plan::build::{PlanOptions, plan_for};
 use ibfabric::plan::document::PlanDocument;
 use ibfabric::rng::Rng;
+use ibfabric::routing::walk::{DestWalk, NONE, Network};
 use ibfabric::topology::TopologySpec;
 use ibfabric::verify::wiring::Wiring;
 
 /// The plugin's line for a computed routing of the whole Slim Fly q = 5.
 const ROUTED: &str = "layered: routed 50 switches, 850 LIDs, 4 layers";
+
+/// The start of the plugin's line for a repair.
+const REPAIRED: &str = "layered: repaired after losing";
 
 fn slim_fly_q5() -> Fabric {
     common::generated("slimfly:q=5")
@@ -44,6 +49,104 @@ fn check(sim: &Ibsim, sm: &OpenSm, sa_per_switch: usize) -> (ReadBack, analysis:
     read.assert_sa_answers(sim, sa_sls(&expected), 3, sa_per_switch);
     read.assert_deadlock_free(&expected, "read back");
     (read, report)
+}
+
+/// Per ordered switch pair (s, t) of a read-back, t with hosts, keyed by the switches' GUIDs:
+/// the edge-disjoint paths among the routes of the 4 layers, each walked through the tables
+/// read back towards the LID of t's first host with that layer's offset.
+fn disjoint_paths(read: &ReadBack) -> HashMap<(u64, u64), u8> {
+    let net = Network::new(&read.fabric, &read.lids);
+    let guid = |s: usize| read.fabric.node(net.switches[s]).guid.0;
+    let mut walk = DestWalk::new(net.len());
+    let mut counts = HashMap::new();
+    for t in 0..net.len() {
+        let Some(host) = net.endpoints_at(t).first() else {
+            continue;
+        };
+        let mut edges = vec![Vec::new(); net.len()];
+        for layer in 0..4 {
+            walk.walk(&net, &read.tables, &net.endpoint_dest(host, layer), |_| {
+                NONE
+            });
+            for (s, edges) in edges.iter_mut().enumerate() {
+                let links = walk.path(&net, s).map(|l| &net.links[l as usize]);
+                edges.extend(
+                    links
+                        .filter(|link| link.between_switches())
+                        .map(|link| (link.from_switch, link.to_switch)),
+                );
+            }
+        }
+        for (s, edges) in edges.iter().enumerate().filter(|&(s, _)| s != t) {
+            counts.insert((guid(s), guid(t)), max_flow(edges, s as u32, t as u32));
+        }
+    }
+    counts
+}
+
+/// Edge-disjoint s → t paths in the union of the directed `edges` (each distinct edge once).
+fn max_flow(edges: &[(u32, u32)], s: u32, t: u32) -> u8 {
+    let mut residual: HashMap<(u32, u32), u8> = HashMap::new();
+    for &(a, b) in edges {
+        residual.insert((a, b), 1);
+        residual.entry((b, a)).or_insert(0);
+    }
+    let mut flow = 0;
+    loop {
+        // Breadth-first search for an augmenting path, remembering each switch's predecessor.
+        let mut via: HashMap<u32, u32> = HashMap::from([(s, s)]);
+        let mut queue = std::collections::VecDeque::from([s]);
+        while let Some(v) = queue.pop_front() {
+            for (&(a, b), &c) in &residual {
+                if a == v && c > 0 && !via.contains_key(&b) {
+                    via.insert(b, a);
+                    queue.push_back(b);
+                }
+            }
+        }
+        if !via.contains_key(&t) {
+            return flow;
+        }
+        let mut v = t;
+        while v != s {
+            let u = via[&v];
+            *residual.get_mut(&(u, v)).unwrap() -= 1;
+            *residual.get_mut(&(v, u)).unwrap() += 1;
+            v = u;
+        }
+        flow += 1;
+    }
+}
+
+/// (switch pairs with fewer edge-disjoint paths in `after` than in `before`, of which those
+/// that had 3 and have fewer), over the pairs both read-backs have.
+fn degraded_pairs(before: &ReadBack, after: &ReadBack) -> (u64, u64) {
+    let was = disjoint_paths(before);
+    let mut counted = (0, 0);
+    for (pair, now) in disjoint_paths(after) {
+        if let Some(&was) = was.get(&pair)
+            && now < was
+        {
+            counted.0 += 1;
+            counted.1 += u64::from(was >= 3 && now < 3);
+        }
+    }
+    counted
+}
+
+/// What a repair line of the plugin's log says: (cables lost, switch pairs degraded, of which
+/// below 3, routes the disjoint repair changed, its budget).
+fn repair_numbers(line: &str) -> (u64, u64, u64, u64, u64) {
+    let numbers = |text: &str| -> Vec<u64> {
+        text.split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect()
+    };
+    let lost = numbers(line.split("losing ").nth(1).unwrap_or_default());
+    let tail = line.split("(churn ").nth(1).unwrap_or_default();
+    let pairs = numbers(tail.split_once("); ").map_or("", |(_, rest)| rest));
+    assert!(lost.len() >= 2 && pairs.len() >= 5, "{line}");
+    (lost[0], pairs[0], pairs[1], pairs[3], pairs[4])
 }
 
 /// SIGHUP makes OpenSM sweep heavily: the plugin sees the same subnet and rewrites the tables
@@ -140,7 +243,8 @@ fn cut_cables_are_routed_around_and_restoring_them_restores_the_routing() {
 }
 
 /// The admin's view of a fault: with `sweep_log` configured, every routing pass appends one
-/// JSON line (a cut cable: "repaired", with the routes that changed and those that had to);
+/// JSON line (a cut cable: "repaired", with the routes that changed and those that had to, and
+/// the switch pairs that lost disjoint paths as a recount on the tables read back finds them);
 /// creating `reoptimise_file` and sending SIGHUP routes the damaged subnet in full once — the
 /// file is removed, the log says so, the sweep log says "reoptimised", and the tables read back
 /// are exactly the core's full routing of the damaged subnet.
@@ -174,6 +278,7 @@ fn the_sweep_log_records_a_repair_and_a_requested_reoptimisation() {
     assert_eq!(first[0]["outcome"], "routed", "{first:?}");
     assert_eq!(first[0]["switches"], 50);
     assert_eq!(first[0]["layers"], 4);
+    let before = ReadBack::read(&sim, &sm);
 
     let cable = common::switch_cables(&generated)[0];
     sim.console(&format!(
@@ -191,6 +296,16 @@ fn the_sweep_log_records_a_repair_and_a_requested_reoptimisation() {
     let changed = repaired["routes_changed"].as_u64().unwrap();
     let had_to = repaired["routes_had_to"].as_u64().unwrap();
     assert!(had_to > 0 && changed <= had_to, "{repaired}");
+    // The switch pairs that lost disjoint paths, as a recount on the tables read back finds.
+    let (degraded, below) = degraded_pairs(&before, &ReadBack::read(&sim, &sm));
+    eprintln!("{repaired}\nrecount: {degraded} pairs degraded, {below} below 3");
+    assert_eq!(repaired["pairs_degraded"], degraded, "{repaired}");
+    assert_eq!(repaired["pairs_below_target"], below, "{repaired}");
+    let used = repaired["disjoint_budget_used"].as_u64().unwrap();
+    assert!(
+        used <= repaired["disjoint_budget"].as_u64().unwrap(),
+        "{repaired}"
+    );
     assert!(
         repaired["guarantee"]
             .as_str()
@@ -223,7 +338,8 @@ fn the_sweep_log_records_a_repair_and_a_requested_reoptimisation() {
 /// switch-to-switch cables cut cumulatively, then every cable of one switch. After every step
 /// the tables read back are complete for every pair, keep all 4 layers, are deadlock-free
 /// with every route on every SL, and changed only entries whose route crossed a cut cable;
-/// the plugin logs each repair.
+/// the plugin logs each repair with the switch pairs that lost disjoint paths, as many as a
+/// recount on the tables read back finds.
 #[test]
 fn a_fault_sequence_on_slim_fly_q7_is_repaired_step_by_step_within_the_guarantees() {
     let generated = common::generated("slimfly:q=7");
@@ -251,9 +367,27 @@ fn a_fault_sequence_on_slim_fly_q7_is_repaired_step_by_step_within_the_guarantee
                 }
             }
         }
+        let lines_before = sm.log().matches(REPAIRED).count();
         routings = wait_settled(&sm, routings);
         let now = ReadBack::read(&sim, &sm);
         let what = format!("step {step}");
+        // The repair line's switch pairs that lost disjoint paths, recounted on the tables
+        // read back when one repair of the previous read-back made them.
+        let log = sm.log();
+        let lines: Vec<&str> = log.lines().filter(|l| l.contains(REPAIRED)).collect();
+        for line in &lines[lines_before..] {
+            let (_, degraded, below, used, budget) = repair_numbers(line);
+            assert!(below <= degraded && used <= budget, "{what}: {line}");
+        }
+        let lost = previous.fabric.summary().switch_links - now.fabric.summary().switch_links;
+        if let [line] = &lines[lines_before..]
+            && repair_numbers(line).0 == lost as u64
+        {
+            let (_, degraded, below, _, _) = repair_numbers(line);
+            let recount = degraded_pairs(&previous, &now);
+            eprintln!("{what}: {degraded} pairs degraded ({below} below 3), recount {recount:?}");
+            assert_eq!((degraded, below), recount, "{what}: {line}");
+        }
         let report = analysis::analyze(&now.fabric, &now.lids, &now.tables, &Options::default());
         assert!(report.is_complete(), "{what}: {report}");
         assert_eq!(report.layers, 4, "{what}: every layer kept");
@@ -272,10 +406,7 @@ fn a_fault_sequence_on_slim_fly_q7_is_repaired_step_by_step_within_the_guarantee
         eprintln!("{line}");
     }
     assert!(!log.contains(MINHOP_USED), "{log}");
-    assert!(
-        log.matches("layered: repaired after losing").count() >= 5,
-        "{log}"
-    );
+    assert!(log.matches(REPAIRED).count() >= 5, "{log}");
 }
 
 /// A miswired fabric and a plan: every sweep logs the cabling differences (with the action

@@ -15,7 +15,7 @@ use ibfabric::options::DeadlockMode;
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered;
 use ibfabric::routing::layers::Layers;
-use ibfabric::routing::repair::RepairReport;
+use ibfabric::routing::repair::{RepairReport, target_paths};
 use ibfabric::routing::{
     Algorithm, ForwardingTables, LidError, LidTable, RoutingConfig, forwarding_tables,
 };
@@ -338,7 +338,10 @@ pub struct Repair {
     pub lost_cables: usize,
     /// Switches lost.
     pub lost_switches: usize,
-    /// (layer, switch, destination switch) routes counted as the core counts them.
+    /// Layers of the repaired routing.
+    pub layers: usize,
+    /// (layer, switch, destination switch) routes and switch pairs counted as the core counts
+    /// them.
     pub report: RepairReport,
 }
 
@@ -356,6 +359,19 @@ impl std::fmt::Display for Repair {
             r.changed,
             r.crossing,
             r.churn()
+        )?;
+        write!(
+            f,
+            "; {} switch pair{} with fewer disjoint paths than before ({} below {}); the disjoint \
+             repair changed {} more route{} of a budget of {} (routes that had to change but \
+             did not)",
+            r.degraded,
+            if r.degraded == 1 { "" } else { "s" },
+            r.below_target,
+            target_paths(self.layers),
+            r.spent,
+            if r.spent == 1 { "" } else { "s" },
+            r.budget
         )?;
         if let Some(why) = &r.full_routing {
             write!(f, "; routed in full: {why}")?;
@@ -522,6 +538,7 @@ pub fn repair(
             .switch_links
             .saturating_sub(fabric.summary().switch_links),
         lost_switches: base.graph.len() - graph.len(),
+        layers: done.layers,
         report,
     };
     let mlfm = base.mlfm.clone();

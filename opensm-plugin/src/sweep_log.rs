@@ -1,7 +1,7 @@
 //! What every routing pass did, as one JSON object per line in a file the admin names
 //! (`sweep_log`), next to the human lines in OpenSM's log: monitoring reads it without
-//! parsing prose, and a fault's effect on the tables (routes changed, routes that had to) can
-//! be followed sweep by sweep.
+//! parsing prose, and a fault's effect on the tables (routes changed, routes that had to,
+//! switch pairs that lost disjoint paths) can be followed sweep by sweep.
 
 use std::io::Write;
 use std::path::Path;
@@ -47,6 +47,19 @@ pub struct SweepRecord {
     pub routes_changed: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routes_had_to: Option<u64>,
+    /// Switch pairs with fewer edge-disjoint paths across the layers than before the repair,
+    /// and of those the ones now below the target (3 with 3 layers or more).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairs_degraded: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairs_below_target: Option<u64>,
+    /// Routes the disjoint repair could change beyond those that crossed a loss (crossing −
+    /// changed after the completion, so that at most the routes that had to change do), and
+    /// how many it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disjoint_budget: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disjoint_budget_used: Option<u64>,
     /// Why a repair gave way to a full routing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_routing: Option<String>,
@@ -81,6 +94,10 @@ impl SweepRecord {
             lost_switches: repair.map(|r| r.lost_switches),
             routes_changed: repair.map(|r| r.report.changed),
             routes_had_to: repair.map(|r| r.report.crossing),
+            pairs_degraded: repair.map(|r| r.report.degraded),
+            pairs_below_target: repair.map(|r| r.report.below_target),
+            disjoint_budget: repair.map(|r| r.report.budget),
+            disjoint_budget_used: repair.map(|r| r.report.spent),
             full_routing: repair.and_then(|r| r.report.full_routing.clone()),
             ms: elapsed.as_millis(),
             core_ms: routed.elapsed.as_millis(),
@@ -102,6 +119,10 @@ impl SweepRecord {
             lost_switches: None,
             routes_changed: None,
             routes_had_to: None,
+            pairs_degraded: None,
+            pairs_below_target: None,
+            disjoint_budget: None,
+            disjoint_budget_used: None,
             full_routing: None,
             ms: elapsed.as_millis(),
             core_ms: 0,
@@ -170,6 +191,76 @@ mod tests {
         assert_eq!(value["error"], "no switches");
         assert_eq!(value["ms"], 3);
         assert!(value.get("routes_changed").is_none());
+    }
+
+    /// Slim Fly q = 5 with 4 layers and lanes by port pair, repaired after three lost cables:
+    /// the log line and the record say what the core's report says about the routes and the
+    /// switch pairs.
+    #[test]
+    fn a_repair_logs_and_records_the_pairs_it_degraded_and_its_budget() {
+        use crate::engine::{DeadlockSettings, repair, route};
+        use ibfabric::deadlock::Shortage;
+        use ibfabric::options::DeadlockMode;
+        use ibfabric::routing::{RoutingConfig, assign_lids};
+        use ibfabric::topology::TopologySpec;
+
+        let mut fabric = "slimfly:q=5"
+            .parse::<TopologySpec>()
+            .unwrap()
+            .build()
+            .unwrap();
+        assign_lids(&mut fabric, 2).unwrap();
+        let config = RoutingConfig {
+            layers: 4,
+            ..RoutingConfig::default()
+        };
+        let settings = DeadlockSettings {
+            mode: DeadlockMode::Auto,
+            vls: 8,
+            shortage: Shortage::Fail,
+        };
+        let routed = route(fabric.clone(), &config, &settings).unwrap();
+        let inter: Vec<usize> = (0..fabric.links().len())
+            .filter(|&i| {
+                let link = &fabric.links()[i];
+                fabric.node(link.a.node).is_switch() && fabric.node(link.b.node).is_switch()
+            })
+            .collect();
+        let lost = [inter[3], inter[40], inter[77]];
+        let damaged = fabric.after_losses(|_| false, |l| lost.contains(&(l.0 as usize)));
+        let repaired = repair(&routed, damaged, &config, &settings)
+            .unwrap()
+            .expect("lost cables are repaired");
+        let outcome = repaired.repair.as_ref().expect("a repair");
+        let r = &outcome.report;
+        assert_eq!(r.full_routing, None);
+        assert!(r.spent <= r.budget && r.changed <= r.crossing, "{r:?}");
+        let line = outcome.to_string();
+        assert!(
+            line.starts_with("repaired after losing 3 cables and 0 switches"),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!(
+                "{} switch pairs with fewer disjoint paths than before ({} below 3)",
+                r.degraded, r.below_target
+            )) || (r.degraded == 1 && line.contains("1 switch pair with")),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!("of a budget of {}", r.budget)),
+            "{line}"
+        );
+        let record = SweepRecord::written(&repaired, Outcome::Repaired, Duration::ZERO);
+        let value: serde_json::Value = serde_json::from_str(&record.line()).unwrap();
+        assert_eq!(value["outcome"], "repaired");
+        assert_eq!(value["lost_cables"], 3);
+        assert_eq!(value["routes_changed"], r.changed);
+        assert_eq!(value["routes_had_to"], r.crossing);
+        assert_eq!(value["pairs_degraded"], r.degraded);
+        assert_eq!(value["pairs_below_target"], r.below_target);
+        assert_eq!(value["disjoint_budget"], r.budget);
+        assert_eq!(value["disjoint_budget_used"], r.spent);
     }
 
     #[test]

@@ -6,7 +6,9 @@
 use super::port_pair::lanes_by_port_pair_checking;
 use super::{DeadlockError, DeadlockFree, Scheme, SchemeOutcome};
 use crate::routing::graph::RoutingGraph;
-use crate::routing::repair::{ChangedTrees, Previous, RepairReport, repair};
+use crate::routing::repair::{
+    ChangedTrees, Previous, RepairReport, lids_per_tree, repair_for_lids,
+};
 use crate::routing::{
     ForwardingTables, LidTable, RoutingConfig, Turns, forwarding_tables, lid_tree,
 };
@@ -45,7 +47,8 @@ pub fn repair_deadlock_free(
         layers: &previous.routing,
         order: Some(order),
     };
-    let repaired = repair(&before, graph, old_of, &config);
+    let tree_lids = lids_per_tree(fabric, graph, lids, previous.layers);
+    let repaired = repair_for_lids(&before, graph, old_of, &config, Some(&tree_lids));
     let tables: ForwardingTables = forwarding_tables(fabric, graph, &repaired.layers, lids);
     let Some(order) = repaired.order.as_ref() else {
         return Some(Err(DeadlockError::NotUnimodal {

@@ -10,12 +10,14 @@ use ibfabric::deadlock::{
     DeadlockFree, Scheme, Shortage, repair_deadlock_free, route_deadlock_free,
 };
 use ibfabric::routing::graph::RoutingGraph;
+use ibfabric::routing::repair::target_paths;
 use ibfabric::routing::{LidTable, RoutingConfig, assign_lids};
 
 use crate::source::load_fabric;
 
 /// Routes `previous` (a fabric source) with `schemes`, repairs it for `fabric` and returns the
-/// repaired routing with a line on what changed.
+/// repaired routing with a line on what changed: the switch pairs that lost disjoint paths,
+/// the disjoint repair's budget, the routes changed (the churn last).
 ///
 /// # Errors
 /// Unreadable sources, LIDs that differ between the two fabrics, a switch or cable that
@@ -111,8 +113,16 @@ pub fn route_and_repair(
         .saturating_sub(fabric.summary().switch_links);
     let lost_switches = before_graph.len() - graph.len();
     let mut line = format!(
-        "repaired from {previous}: {lost_cables} cables and {lost_switches} switches lost; {} of \
-         the (layer, switch, destination switch) routes changed, {} had to (churn {:.2})",
+        "repaired from {previous}: {lost_cables} cables and {lost_switches} switches lost; {} \
+         switch pairs have fewer edge-disjoint paths than before ({} below {}) after the \
+         disjoint repair, which changed {} more routes of its budget of {} (routes that had to \
+         change but did not); {} of the (layer, switch, destination switch) routes changed, {} \
+         had to (churn {:.2})",
+        report.degraded,
+        report.below_target,
+        target_paths(repaired.layers),
+        report.spent,
+        report.budget,
         report.changed,
         report.crossing,
         report.churn()

@@ -2,6 +2,9 @@
 //! turn rule, and routes in full only when it must.
 
 use super::*;
+use crate::routing::config::{PathLengths, longest_allowed};
+use crate::routing::disjoint::{count_disjoint, pairs_with_disjoint_paths};
+use crate::routing::tree::route_loads;
 use crate::topology::{Fabric, TopologySpec};
 
 /// `whole` without the switch-to-switch cables `cut` names (by their index among those
@@ -281,4 +284,326 @@ fn a_changed_layer_count_is_a_full_routing_that_says_why() {
     assert!(why.contains("layers changed from 4 to 2"), "{why}");
     assert_eq!(repaired.layers.count(), 2);
     assert_eq!(repaired.changed_trees.count(), 2 * graph.len());
+}
+
+/// One step of a cut sequence: the routing repaired (graph, layers, order), the damaged graph
+/// with its switch map and the LIDs per tree, the switch-to-switch cables lost since the
+/// intact fabric, and the repair.
+struct SequenceStep {
+    what: String,
+    before: Case,
+    graph: RoutingGraph,
+    old_of: Vec<Option<usize>>,
+    tree_lids: Vec<u32>,
+    lost_cables: usize,
+    repaired: Repaired,
+}
+
+/// The steps of the plugin's fault sequence on `spec` with 4 layers in the cable order and
+/// LIDs for them: 1, 2, 5 and 10 seeded random switch-to-switch cables cut cumulatively, then
+/// a switch lost, each step repairing the routing the previous one left.
+fn cut_sequence(spec: &str, seed: u64) -> Vec<SequenceStep> {
+    let mut whole = build(spec);
+    crate::routing::assign_lids(&mut whole, 2).unwrap();
+    let inter: Vec<usize> = (0..whole.links().len())
+        .filter(|&i| {
+            let link = &whole.links()[i];
+            whole.node(link.a.node).is_switch() && whole.node(link.b.node).is_switch()
+        })
+        .collect();
+    let victim = whole.node(whole.switches().nth(5).unwrap()).name.clone();
+    let mut rng = crate::rng::Rng::new(seed);
+    let mut cut: Vec<usize> = Vec::new();
+    let mut case = routed(&whole, 4, Turns::Unimodal);
+    let mut fabric = whole.clone();
+    let mut steps = Vec::new();
+    for (cables, gone) in [(1, false), (2, false), (5, false), (10, false), (10, true)] {
+        while cut.len() < cables {
+            let c = inter[rng.below(inter.len() as u64) as usize];
+            if !cut.contains(&c) {
+                cut.push(c);
+            }
+        }
+        let next = whole.after_losses(
+            |id| gone && whole.node(id).name == victim,
+            |l| cut.contains(&(l.0 as usize)),
+        );
+        let graph = RoutingGraph::new(&next);
+        let old_of: Vec<Option<usize>> = graph
+            .nodes
+            .iter()
+            .map(|&id| {
+                let old = fabric.node_by_guid(next.node(id).guid)?;
+                Some(case.graph.index_of[old.index()] as usize)
+            })
+            .collect();
+        let previous = Previous {
+            graph: &case.graph,
+            layers: &case.layers,
+            order: case.order.as_ref(),
+        };
+        let lids = LidTable::from_fabric(&next).unwrap();
+        let tree_lids = lids_per_tree(&next, &graph, &lids, 4);
+        let repaired = repair_for_lids(&previous, &graph, &old_of, &case.config, Some(&tree_lids));
+        let lost_cables = whole.summary().switch_links - next.summary().switch_links;
+        let what = format!(
+            "{spec} seed {seed}: {cables} cables{}",
+            if gone { " and a switch" } else { "" }
+        );
+        let after = Case {
+            graph: graph.clone(),
+            layers: repaired.layers.clone(),
+            order: repaired.order.clone(),
+            config: case.config.clone(),
+        };
+        steps.push(SequenceStep {
+            what,
+            before: case,
+            graph,
+            old_of,
+            tree_lids,
+            lost_cables,
+            repaired,
+        });
+        (case, fabric) = (after, next);
+    }
+    steps
+}
+
+/// The cut sequences of Slim Fly q = 5 and q = 7 over three seeds, made once for all tests.
+fn sequences() -> &'static [(&'static str, Vec<SequenceStep>)] {
+    static SEQUENCES: std::sync::OnceLock<Vec<(&'static str, Vec<SequenceStep>)>> =
+        std::sync::OnceLock::new();
+    SEQUENCES.get_or_init(|| {
+        ["slimfly:q=5", "slimfly:q=7"]
+            .into_iter()
+            .flat_map(|spec| (1..=3).map(move |seed| (spec, cut_sequence(spec, seed))))
+            .collect()
+    })
+}
+
+fn steps() -> impl Iterator<Item = &'static SequenceStep> {
+    sequences().iter().flat_map(|(_, steps)| steps)
+}
+
+/// Per tree (`l * n + t`): the routes whose previous path crossed a loss and the routes whose
+/// next switch differs between the previous routing and `layers`, counted by walking every
+/// previous route.
+fn recount_changes(step: &SequenceStep, layers: &Layers) -> Vec<(u64, u64)> {
+    let (before, graph) = (&step.before, &step.graph);
+    let mut new_of = vec![None; before.graph.len()];
+    for (v, old) in step.old_of.iter().enumerate() {
+        new_of[old.unwrap()] = Some(v);
+    }
+    let survives = |e: usize| match (
+        new_of[before.graph.edge_from[e] as usize],
+        new_of[before.graph.edge_to[e] as usize],
+    ) {
+        (Some(a), Some(b)) => graph.edge_between(a, b).is_some(),
+        _ => false,
+    };
+    let n = graph.len();
+    let mut per_tree = vec![(0, 0); before.layers.count() * n];
+    for l in 0..before.layers.count() {
+        for t in 0..n {
+            let old_t = step.old_of[t].unwrap();
+            for v in (0..n).filter(|&v| v != t) {
+                let old_v = step.old_of[v].unwrap();
+                let path = before.layers.path(&before.graph, l, old_v, old_t).unwrap();
+                let crosses = path
+                    .windows(2)
+                    .any(|w| !survives(before.graph.edge_between(w[0], w[1]).unwrap()));
+                let was = new_of[path[1]];
+                let is = layers.next_edge(l, v, t).map(|e| graph.edge_to[e] as usize);
+                per_tree[l * n + t].0 += u64::from(crosses);
+                per_tree[l * n + t].1 += u64::from(was != is);
+            }
+        }
+    }
+    per_tree
+}
+
+#[test]
+fn cut_sequences_change_no_more_routes_than_crossed_a_loss() {
+    for step in steps() {
+        let report = &step.repaired.report;
+        assert_eq!(report.full_routing, None, "{}", step.what);
+        let (crossing, changed) = recount_changes(step, &step.repaired.layers)
+            .into_iter()
+            .fold((0, 0), |(c, d), (x, y)| (c + x, d + y));
+        assert_eq!(
+            (report.crossing, report.changed),
+            (crossing, changed),
+            "{}",
+            step.what
+        );
+        assert!(
+            changed <= crossing,
+            "{}: {changed} changed, {crossing} had to",
+            step.what
+        );
+        assert!(report.spent <= report.budget, "{}: {report:?}", step.what);
+    }
+}
+
+/// Every LID that follows a tree has an entry per route of the tree (a layer-0 tree also
+/// carries its switch's LID), so the routes weighed by their tree's LIDs are the forwarding
+/// entries: those that change stay at most those whose route crossed a loss.
+#[test]
+fn cut_sequences_change_no_more_forwarding_entries_than_crossed_a_loss() {
+    for step in steps() {
+        let (mut crossing, mut changed) = (0, 0);
+        let per_tree = recount_changes(step, &step.repaired.layers);
+        for (&(c, d), &lids) in per_tree.iter().zip(&step.tree_lids) {
+            crossing += c * u64::from(lids);
+            changed += d * u64::from(lids);
+        }
+        assert!(
+            changed <= crossing,
+            "{}: {changed} entries changed, {crossing} had to",
+            step.what
+        );
+    }
+}
+
+#[test]
+fn cut_sequences_leave_every_tree_complete_loop_free_and_unimodal() {
+    for step in steps() {
+        let order = step.repaired.order.as_ref().expect("an order");
+        crate::routing::fixtures::assert_unimodal(
+            &step.graph,
+            &step.repaired.layers,
+            order,
+            None,
+            &step.what,
+        );
+    }
+}
+
+/// Per pair (s, t) of the repaired graph, t with endpoints (`t * n + s`): its edge-disjoint
+/// paths across the layers before the step and after it, counted over every pair.
+fn all_counts(step: &SequenceStep) -> (Vec<u8>, Vec<u8>) {
+    let (before, graph) = (&step.before, &step.graph);
+    let (n, old_n) = (graph.len(), before.graph.len());
+    let mut old = vec![0u8; old_n * old_n];
+    count_disjoint(&before.graph, &before.layers, 4, &mut old);
+    let mut now = vec![0u8; n * n];
+    count_disjoint(graph, &step.repaired.layers, 4, &mut now);
+    let mut was = vec![0u8; n * n];
+    for t in 0..n {
+        for s in 0..n {
+            was[t * n + s] = old[step.old_of[t].unwrap() * old_n + step.old_of[s].unwrap()];
+        }
+    }
+    (was, now)
+}
+
+#[test]
+fn degraded_pairs_equal_a_brute_force_recount() {
+    for step in steps() {
+        let (was, now) = all_counts(step);
+        let n = step.graph.len();
+        let pairs = (0..n)
+            .filter(|&t| step.graph.endpoints[t] > 0)
+            .flat_map(|t| (0..n).filter(move |&s| s != t).map(move |s| t * n + s));
+        let (mut degraded, mut below_target) = (0, 0);
+        for i in pairs {
+            degraded += u64::from(now[i] < was[i]);
+            below_target += u64::from(was[i] >= 3 && now[i] < 3);
+        }
+        let report = &step.repaired.report;
+        assert_eq!(
+            (report.degraded, report.below_target),
+            (degraded, below_target),
+            "{}",
+            step.what
+        );
+    }
+}
+
+/// Percent of pairs (s, t), t with endpoints, with at least three edge-disjoint paths.
+fn three_path_percent(graph: &RoutingGraph, layers: &Layers) -> f64 {
+    let (good, all) = pairs_with_disjoint_paths(graph, layers, 3);
+    100.0 * good as f64 / all as f64
+}
+
+#[test]
+fn on_slim_fly_q7_three_path_pairs_drop_at_most_half_a_point_per_lost_cable() {
+    for (spec, steps) in sequences()
+        .iter()
+        .filter(|(spec, _)| *spec == "slimfly:q=7")
+    {
+        let intact = three_path_percent(&steps[0].before.graph, &steps[0].before.layers);
+        for step in steps {
+            let now = three_path_percent(&step.graph, &step.repaired.layers);
+            let allowed = 0.5 * step.lost_cables as f64;
+            assert!(
+                intact - now <= allowed,
+                "{spec} {}: {intact:.2} % -> {now:.2} %, {} cables lost",
+                step.what,
+                step.lost_cables
+            );
+        }
+    }
+}
+
+/// The completion alone, as the repair makes it before its disjoint repair.
+fn completion(step: &SequenceStep) -> Layers {
+    let previous = Previous {
+        graph: &step.before.graph,
+        layers: &step.before.layers,
+        order: step.before.order.as_ref(),
+    };
+    try_repair(&previous, &step.graph, &step.old_of, &step.before.config)
+        .expect("repaired")
+        .0
+}
+
+#[test]
+fn the_disjoint_repair_leaves_no_more_pairs_short_of_three_paths_than_the_completion() {
+    for step in steps() {
+        let completed = completion(step);
+        let (before, _) = pairs_with_disjoint_paths(&step.graph, &completed, 3);
+        let (after, _) = pairs_with_disjoint_paths(&step.graph, &step.repaired.layers, 3);
+        assert!(after >= before, "{}: {before} -> {after}", step.what);
+    }
+}
+
+#[test]
+fn the_disjoint_repair_lengthens_no_route_beyond_its_allowed_length() {
+    let lengths = PathLengths::default();
+    for step in steps() {
+        let completed = completion(step);
+        let n = step.graph.len();
+        for l in 0..4 {
+            for t in 0..n {
+                for s in (0..n).filter(|&s| s != t) {
+                    let d = step.graph.dist(s, t);
+                    let allowed = longest_allowed(Some(&lengths), l, d);
+                    let was = usize::from(completed.hops(l, s, t).unwrap());
+                    let now = usize::from(step.repaired.layers.hops(l, s, t).unwrap());
+                    assert!(
+                        now <= allowed.max(was),
+                        "{}: layer {l}: {s} -> {t} takes {now} hops, {was} after the \
+                         completion, {allowed} allowed",
+                        step.what
+                    );
+                }
+            }
+        }
+    }
+}
+#[test]
+fn the_disjoint_repair_loads_no_link_above_the_completions_highest_load() {
+    for step in steps() {
+        let completed = route_loads(&step.graph, &completion(step));
+        let repaired = route_loads(&step.graph, &step.repaired.layers);
+        assert!(
+            repaired.iter().max() <= completed.iter().max(),
+            "{}: {:?} -> {:?}",
+            step.what,
+            completed.iter().max(),
+            repaired.iter().max()
+        );
+    }
 }
