@@ -338,6 +338,10 @@ pub struct Repair {
     pub lost_cables: usize,
     /// Switches lost.
     pub lost_switches: usize,
+    /// Switch-to-switch cables and switches the routing repaired did not have, routed in
+    /// without changing the routes of the others.
+    pub gained_cables: usize,
+    pub gained_switches: usize,
     /// Layers of the repaired routing.
     pub layers: usize,
     /// (layer, switch, destination switch) routes and switch pairs counted as the core counts
@@ -348,14 +352,29 @@ pub struct Repair {
 impl std::fmt::Display for Repair {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let r = &self.report;
+        let plural =
+            |n: usize, one: &'static str, more: &'static str| if n == 1 { one } else { more };
         write!(
             f,
-            "repaired after losing {} cable{} and {} switch{}: {} of the routes changed, {} \
-             had to (churn {:.2})",
+            "repaired after losing {} cable{} and {} switch{}",
             self.lost_cables,
-            if self.lost_cables == 1 { "" } else { "s" },
+            plural(self.lost_cables, "", "s"),
             self.lost_switches,
-            if self.lost_switches == 1 { "" } else { "es" },
+            plural(self.lost_switches, "", "es"),
+        )?;
+        if self.gained_cables + self.gained_switches > 0 {
+            write!(
+                f,
+                " and gaining {} cable{} and {} switch{} (routed in, the other routes kept)",
+                self.gained_cables,
+                plural(self.gained_cables, "", "s"),
+                self.gained_switches,
+                plural(self.gained_switches, "", "es"),
+            )?;
+        }
+        write!(
+            f,
+            ": {} of the routes changed, {} had to (churn {:.2})",
             r.changed,
             r.crossing,
             r.churn()
@@ -366,11 +385,11 @@ impl std::fmt::Display for Repair {
              repair changed {} more route{} of a budget of {} (routes that had to change but \
              did not)",
             r.degraded,
-            if r.degraded == 1 { "" } else { "s" },
+            plural(r.degraded as usize, "", "s"),
             r.below_target,
             target_paths(self.layers),
             r.spent,
-            if r.spent == 1 { "" } else { "s" },
+            plural(r.spent as usize, "", "s"),
             r.budget
         )?;
         if let Some(why) = &r.full_routing {
@@ -463,10 +482,11 @@ fn detect(fabric: &Fabric, config: &RoutingConfig) -> Result<DetectedMlfm, Engin
     Ok(detected)
 }
 
-/// Repairs `previous` for `fabric`, which lost switches, cables or hosts since (and gained
-/// none), keeping every route that did not cross a loss and the lanes by port pair. `None`
-/// when it cannot be repaired that way: `previous` was not made by lanes by port pair, the
-/// settings differ, or `fabric` gained a switch or cable (route in full then).
+/// Repairs `previous` for `fabric`, which lost switches, cables or hosts since — and, with
+/// `gains`, gained some — keeping every route that did not cross a loss and the lanes by port
+/// pair; new switches and cables get routes without changing the others. `None` when it
+/// cannot be repaired that way: `previous` was not made by lanes by port pair, the settings
+/// differ, or `fabric` gained a switch or cable and `gains` is false (route in full then).
 ///
 /// # Errors
 /// As [`route`].
@@ -475,6 +495,7 @@ pub fn repair(
     fabric: Fabric,
     config: &RoutingConfig,
     deadlock: &DeadlockSettings,
+    gains: bool,
 ) -> Result<Option<Routed>, EngineError> {
     let started = std::time::Instant::now();
     let Some(base) = &previous.base else {
@@ -501,18 +522,13 @@ pub fn repair(
             (s != u32::MAX).then_some(s as usize)
         })
         .collect();
-    if old_of.iter().any(Option::is_none) {
+    let gained = gained_cables(&fabric, &graph, &base.graph, &old_of);
+    let gained_switches = old_of.iter().filter(|o| o.is_none()).count();
+    if !gains && gained + gained_switches > 0 {
         return Ok(None);
     }
-    let gained = (0..graph.edge_count()).any(|e| {
-        let (a, b) = (graph.edge_from[e] as usize, graph.edge_to[e] as usize);
-        base.graph
-            .edge_between(old_of[a].unwrap_or(0), old_of[b].unwrap_or(0))
-            .is_none()
-    });
-    if gained {
-        return Ok(None);
-    }
+    let lost =
+        (base.fabric.summary().switch_links + gained).saturating_sub(fabric.summary().switch_links);
     let Some(repaired) = repair_deadlock_free(
         &fabric,
         &lids,
@@ -532,12 +548,10 @@ pub fn repair(
         log_schedules(mlfm, &fabric, &lids, &done);
     }
     let repair = Repair {
-        lost_cables: base
-            .fabric
-            .summary()
-            .switch_links
-            .saturating_sub(fabric.summary().switch_links),
-        lost_switches: base.graph.len() - graph.len(),
+        lost_cables: lost,
+        lost_switches: base.graph.len() + gained_switches - graph.len(),
+        gained_cables: gained,
+        gained_switches,
         layers: done.layers,
         report,
     };
@@ -553,6 +567,34 @@ pub fn repair(
         started,
     )
     .map(Some)
+}
+
+/// Switch-to-switch cables of `fabric` (over `graph`) between switches that had no cable in
+/// `old` (a new switch's cables included); `old_of` gives each switch of `graph` its switch in
+/// `old`.
+fn gained_cables(
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    old: &RoutingGraph,
+    old_of: &[Option<usize>],
+) -> usize {
+    let switch = |id: ibfabric::topology::NodeId| {
+        let s = graph.index_of[id.index()];
+        (s != u32::MAX).then_some(s as usize)
+    };
+    fabric
+        .links()
+        .iter()
+        .filter(|l| {
+            let (Some(a), Some(b)) = (switch(l.a.node), switch(l.b.node)) else {
+                return false; // a host's cable
+            };
+            match (old_of[a], old_of[b]) {
+                (Some(x), Some(y)) => old.edge_between(x, y).is_none(),
+                _ => true,
+            }
+        })
+        .count()
 }
 
 /// Logs the cables an MLFM routing lost and, from the schedule check on the repaired tables,
@@ -984,7 +1026,7 @@ mod tests {
             .position(|l| fabric.node(l.a.node).is_switch() && fabric.node(l.b.node).is_switch())
             .unwrap();
         let cut = fabric.after_losses(|_| false, |l| l.0 == uplink as u32);
-        let repaired = repair(&routed, cut, &config, &settings)
+        let repaired = repair(&routed, cut, &config, &settings, false)
             .unwrap()
             .expect("a lost cable is repaired");
         assert_eq!(repaired.repair.as_ref().unwrap().lost_cables, 1);

@@ -430,21 +430,30 @@ fn compute(plugin: &Plugin) -> Result<Pending, String> {
 
 /// The first of `known` routings (the last one, then the last full one) that `fabric` only
 /// lost switches, cables or hosts since, repaired: every route that did not cross a loss is
-/// kept. `None` when none is (a full routing is due).
+/// kept. Failing that, the first that `fabric` also gained switches or cables since, repaired
+/// and extended: new switches and cables are routed in without changing the other routes.
+/// Losses come first so that cables plugged back return to their routes in the last full
+/// routing. `None` when none serves (a full routing is due).
 fn repair_after_losses(
     known: &[&Option<(Inputs, Arc<Routed>)>],
     inputs: &Inputs,
     fabric: &ibfabric::Fabric,
     routing: &ibfabric::routing::RoutingConfig,
 ) -> Result<Option<Routed>, String> {
-    for (previous, routed) in known.iter().filter_map(|k| k.as_ref()) {
+    let attempts = [false, true].into_iter().flat_map(|gains| {
+        known
+            .iter()
+            .filter_map(|k| k.as_ref())
+            .map(move |k| (k, gains))
+    });
+    for ((previous, routed), gains) in attempts {
         let settings_match = previous.config == inputs.config
             && previous.lmc == inputs.lmc
             && previous.deadlock == inputs.deadlock;
         if !settings_match {
             continue;
         }
-        let repaired = engine::repair(routed, fabric.clone(), routing, &inputs.deadlock)
+        let repaired = engine::repair(routed, fabric.clone(), routing, &inputs.deadlock, gains)
             .map_err(|e| e.to_string())?;
         if let Some(r) = repaired.filter(|r| {
             r.repair

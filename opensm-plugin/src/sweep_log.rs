@@ -41,6 +41,11 @@ pub struct SweepRecord {
     pub lost_cables: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost_switches: Option<usize>,
+    /// Switch-to-switch cables and switches routed in since the routing repaired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gained_cables: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gained_switches: Option<usize>,
     /// (layer, switch, destination switch) routes whose next hop changed, and those whose path
     /// crossed a loss (the ones that had to change).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -92,6 +97,8 @@ impl SweepRecord {
             layers: routed.layers,
             lost_cables: repair.map(|r| r.lost_cables),
             lost_switches: repair.map(|r| r.lost_switches),
+            gained_cables: repair.map(|r| r.gained_cables),
+            gained_switches: repair.map(|r| r.gained_switches),
             routes_changed: repair.map(|r| r.report.changed),
             routes_had_to: repair.map(|r| r.report.crossing),
             pairs_degraded: repair.map(|r| r.report.degraded),
@@ -117,6 +124,8 @@ impl SweepRecord {
             layers: 0,
             lost_cables: None,
             lost_switches: None,
+            gained_cables: None,
+            gained_switches: None,
             routes_changed: None,
             routes_had_to: None,
             pairs_degraded: None,
@@ -228,7 +237,7 @@ mod tests {
             .collect();
         let lost = [inter[3], inter[40], inter[77]];
         let damaged = fabric.after_losses(|_| false, |l| lost.contains(&(l.0 as usize)));
-        let repaired = repair(&routed, damaged, &config, &settings)
+        let repaired = repair(&routed, damaged, &config, &settings, false)
             .unwrap()
             .expect("lost cables are repaired");
         let outcome = repaired.repair.as_ref().expect("a repair");
@@ -255,6 +264,7 @@ mod tests {
         let value: serde_json::Value = serde_json::from_str(&record.line()).unwrap();
         assert_eq!(value["outcome"], "repaired");
         assert_eq!(value["lost_cables"], 3);
+        assert_eq!(value["gained_cables"], 0);
         assert_eq!(value["routes_changed"], r.changed);
         assert_eq!(value["routes_had_to"], r.crossing);
         assert_eq!(value["pairs_degraded"], r.degraded);

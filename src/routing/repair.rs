@@ -8,8 +8,13 @@
 //! next hop, drops the ones whose route reached the lost part, and completes each affected
 //! destination tree with [`Layers::attach`] (or [`Layers::attach_unimodal`], in the previous
 //! cable order, so the lanes by port pair stay valid for kept and new routes alike). What it
-//! cannot do — a fabric that gained switches or cables, a layer count that changed, an order
-//! that no longer connects a pair — is a full routing, and the report says why.
+//! cannot do — a layer count that changed, an order that no longer connects a pair — is a
+//! full routing, and the report says why.
+//!
+//! A fabric that gained switches or cables since is repaired the same way: the new cables rank
+//! below every old one in the order ([`CableOrder::restricted`]), so no kept route changes, and
+//! the completion gives the new switches their routes and trees; nothing that was there moves
+//! (a full re-optimisation, on demand, gives the new cables to the old routes).
 //!
 //! The completion takes the fewest hops, so a layer that had an almost-minimal route often
 //! gets the minimal one, the same as layer 0's: the pair loses a disjoint path. The disjoint
@@ -314,7 +319,6 @@ fn try_repair(
     old_of: &[Option<usize>],
     config: &RoutingConfig,
 ) -> Result<(Layers, Option<CableOrder>, Vec<u64>), String> {
-    let n = graph.len();
     let count = previous.layers.count();
     if count != config.layers.max(1) {
         return Err(format!(
@@ -322,21 +326,18 @@ fn try_repair(
             config.layers.max(1)
         ));
     }
-    if let Some(v) = (0..n).find(|&v| old_of[v].is_none()) {
-        return Err(format!("switch {v} is new"));
-    }
     let old_edge = |e: usize| -> Option<usize> {
         let a = old_of[graph.edge_from[e] as usize]?;
         let b = old_of[graph.edge_to[e] as usize]?;
         previous.graph.edge_between(a, b)
     };
-    if let Some(e) = (0..graph.edge_count()).find(|&e| old_edge(e).is_none()) {
-        return Err(format!("the cable of edge {e} is new"));
-    }
-    // The new edge of each old one.
+    // The new edge of each old one; new switches and cables have none (the order ranks new
+    // cables below the old ones, so every kept route stays as it was).
     let mut new_edge = vec![NONE; previous.graph.edge_count()];
     for e in 0..graph.edge_count() {
-        new_edge[old_edge(e).expect("checked above")] = e as u32;
+        if let Some(old) = old_edge(e) {
+            new_edge[old] = e as u32;
+        }
     }
     let context = Context {
         previous,
@@ -393,9 +394,12 @@ impl Context<'_> {
         let mut shapes = Vec::new();
         for l in 0..count {
             for t in 0..n {
-                let old_t = self.old_of[t].expect("checked above");
+                // A new switch keeps nothing, as source or destination.
+                let old_t = self.old_of[t];
                 for v in (0..n).filter(|&v| v != t) {
-                    let old_v = self.old_of[v].expect("checked above");
+                    let (Some(old_v), Some(old_t)) = (self.old_of[v], old_t) else {
+                        continue;
+                    };
                     if let Some(e) = previous.layers.next_edge(l, old_v, old_t)
                         && self.new_edge[e] != NONE
                     {
@@ -473,8 +477,14 @@ fn count_changes(mapping: &Mapping<'_>, layers: &Layers) -> (u64, u64, ChangedTr
             let mut in_tree = 0u32;
             // Per old switch: 0 unknown, 1 its route survives, 2 it crosses a loss.
             intact.fill(0);
+            // A new switch routed into the tree changes the tree (its route is checked with
+            // the others) but no route that was there.
+            let mut routed_in = 0u32;
             for v in (0..n).filter(|&v| v != t) {
-                let Some(old_v) = old_of[v] else { continue };
+                let Some(old_v) = old_of[v] else {
+                    routed_in += u32::from(layers.is_routed(l, v, t));
+                    continue;
+                };
                 if !route_survives(previous, old_v, old_t, l, &survives, &mut intact) {
                     crossing += 1;
                     crossing_per_tree[l * n + t] += 1;
@@ -482,7 +492,7 @@ fn count_changes(mapping: &Mapping<'_>, layers: &Layers) -> (u64, u64, ChangedTr
                 in_tree += u32::from(mapping.entry_changed(layers, l, v, t));
             }
             changed += u64::from(in_tree);
-            trees.changed[l * n + t] = in_tree;
+            trees.changed[l * n + t] = in_tree + routed_in;
         }
     }
     (crossing, changed, trees, crossing_per_tree)

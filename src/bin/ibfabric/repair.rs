@@ -1,6 +1,6 @@
 //! `ibfabric route --repair-from`: route the fabric as it was, then repair that routing for
-//! the fabric as it is — what the plugin does when a sweep finds lost cables or switches — so
-//! an admin can see on files what a failure would change.
+//! the fabric as it is — what the plugin does when a sweep finds lost or new cables or
+//! switches — so an admin can see on files what a failure or an addition would change.
 
 use std::path::Path;
 
@@ -20,8 +20,8 @@ use crate::source::load_fabric;
 /// the disjoint repair's budget, the routes changed (the churn last).
 ///
 /// # Errors
-/// Unreadable sources, LIDs that differ between the two fabrics, a switch or cable that
-/// `fabric` has and `previous` lacks, or a scheme other than lanes by port pair.
+/// Unreadable sources, LIDs that differ between the two fabrics, or a scheme other than lanes
+/// by port pair. Switches and cables that `fabric` has and `previous` lacks are routed in.
 pub fn route_and_repair(
     previous: &str,
     fabric: &Fabric,
@@ -39,11 +39,7 @@ pub fn route_and_repair(
     }
     for node in fabric.nodes() {
         let Some(old) = before.node_by_guid(node.guid) else {
-            bail!(
-                "{previous}: has no node {} ({}), which the fabric has: a repair handles losses only",
-                node.name,
-                node.guid
-            );
+            continue; // new: routed in
         };
         for (p, port) in node.ports.iter().enumerate() {
             let was = before.node(old).ports.get(p).map(|q| q.lid);
@@ -78,20 +74,18 @@ pub fn route_and_repair(
             Some(before_graph.index_of[old.index()] as usize)
         })
         .collect();
-    for e in 0..graph.edge_count() {
-        let (a, b) = (graph.edge_from[e] as usize, graph.edge_to[e] as usize);
-        let (Some(x), Some(y)) = (old_of[a], old_of[b]) else {
-            continue;
-        };
-        if before_graph.edge_between(x, y).is_none() {
-            bail!(
-                "{previous}: has no cable between {} and {}, which the fabric has: a repair \
-                 handles losses only",
-                fabric.node(graph.nodes[a]).name,
-                fabric.node(graph.nodes[b]).name
-            );
-        }
-    }
+    // Cables between switches that had none before (a new switch's included): routed in.
+    let gained_cables = (0..graph.edge_count())
+        .filter(|&e| graph.edge_from[e] < graph.edge_to[e])
+        .filter(|&e| {
+            let (a, b) = (graph.edge_from[e] as usize, graph.edge_to[e] as usize);
+            match (old_of[a], old_of[b]) {
+                (Some(x), Some(y)) => before_graph.edge_between(x, y).is_none(),
+                _ => true,
+            }
+        })
+        .count();
+    let gained_switches = old_of.iter().filter(|o| o.is_none()).count();
     let scheme = schemes
         .iter()
         .find(|s| matches!(s, Scheme::PortPair(_)))
@@ -107,13 +101,12 @@ pub fn route_and_repair(
         scheme,
     )
     .context("--repair-from needs lanes by port pair (--deadlock auto or port-pair)")??;
-    let lost_cables = before
-        .summary()
-        .switch_links
+    let lost_cables = (before.summary().switch_links + gained_cables)
         .saturating_sub(fabric.summary().switch_links);
-    let lost_switches = before_graph.len() - graph.len();
+    let lost_switches = before_graph.len() + gained_switches - graph.len();
     let mut line = format!(
-        "repaired from {previous}: {lost_cables} cables and {lost_switches} switches lost; {} \
+        "repaired from {previous}: {lost_cables} cables and {lost_switches} switches lost, \
+         {gained_cables} cables and {gained_switches} switches gained (routed in); {} \
          switch pairs have fewer edge-disjoint paths than before ({} below {}) after the \
          disjoint repair, which changed {} more routes of its budget of {} (routes that had to \
          change but did not); {} of the (layer, switch, destination switch) routes changed, {} \

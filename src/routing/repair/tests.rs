@@ -607,3 +607,63 @@ fn the_disjoint_repair_loads_no_link_above_the_completions_highest_load() {
         );
     }
 }
+
+/// `spec` routed without every seventh switch-to-switch cable and without its third switch
+/// (`turns`), then repaired for the whole fabric: the cables and the switch come back new.
+fn gains(spec: &str, layers: usize, turns: Turns) -> (Case, RoutingGraph, Vec<Option<usize>>) {
+    use crate::routing::fixtures::{after_losses, old_switches};
+    let whole = build(spec);
+    let newcomer = whole.switches().nth(3).unwrap();
+    let before = after_losses(&whole, |i| i % 7 == 6, |id| id == newcomer);
+    let case = routed(&before, layers, turns);
+    let graph = RoutingGraph::new(&whole);
+    let old_of = old_switches(&graph, &whole, &case.graph, &before);
+    (case, graph, old_of)
+}
+
+#[test]
+fn new_switches_and_cables_are_routed_in_and_no_route_that_was_there_changes() {
+    for (spec, layers) in cases() {
+        for turns in [Turns::Any, Turns::Unimodal] {
+            let what = format!("{spec} L={layers} {turns:?}");
+            let (case, graph, old_of) = gains(spec, layers, turns);
+            assert_eq!(old_of.iter().filter(|o| o.is_none()).count(), 1, "{what}");
+            let previous = Previous {
+                graph: &case.graph,
+                layers: &case.layers,
+                order: case.order.as_ref(),
+            };
+            let repaired = repair(&previous, &graph, &old_of, &case.config);
+            let report = &repaired.report;
+            assert_eq!(report.full_routing, None, "{what}");
+            assert_eq!((report.crossing, report.changed), (0, 0), "{what}");
+            let n = graph.len();
+            for l in 0..layers {
+                for t in 0..n {
+                    for v in (0..n).filter(|&v| v != t) {
+                        let path = repaired.layers.path(&graph, l, v, t);
+                        let path = path.unwrap_or_else(|| panic!("{what}: layer {l}: {v} -> {t}"));
+                        let edges: Vec<usize> = path
+                            .windows(2)
+                            .map(|w| graph.edge_between(w[0], w[1]).unwrap())
+                            .collect();
+                        if let Some(order) = &repaired.order {
+                            assert!(order.is_unimodal(&edges), "{what}: valley {path:?}");
+                        }
+                        let (Some(old_v), Some(old_t)) = (old_of[v], old_of[t]) else {
+                            assert!(repaired.changed_trees.contains(l, t), "{what}: {l} {t}");
+                            continue;
+                        };
+                        let was = case.layers.path(&case.graph, l, old_v, old_t).unwrap();
+                        let is: Vec<Option<usize>> = path.iter().map(|&x| old_of[x]).collect();
+                        assert_eq!(
+                            is,
+                            was.into_iter().map(Some).collect::<Vec<_>>(),
+                            "{what}: layer {l}: the route {v} -> {t} moved"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
