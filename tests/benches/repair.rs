@@ -8,7 +8,10 @@
 //! changed routes against those whose path crossed a loss (churn), and the time and churn of a
 //! full routing of the same damaged fabric, and the switch pairs with at least 3
 //! edge-disjoint paths over their 4 layers: before any loss, after the repair, after the full
-//! routing (the issue allows a drop of 0.5 points per lost cable).
+//! routing, and the repair's drop from the intact fabric against what the issue allows (0.5
+//! points per switch-to-switch cable lost so far, a lost switch's cables included). The repair
+//! columns also give the budget its disjoint repair used (of crossing − changed after the
+//! completion) and the pairs it left with fewer disjoint paths than before (of which below 3).
 
 #[path = "measure.rs"]
 mod measure;
@@ -81,10 +84,11 @@ fn changes(
 fn main() {
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     println!(
-        "| fabric | step | repair | changed / had to change | full routing | its changed routes \
-         | pairs with ≥ 3 disjoint paths: repair / full |"
+        "| fabric | step | repair | changed / had to change | budget used | pairs degraded \
+         (below 3) | full routing | its changed routes | pairs with ≥ 3 disjoint paths: repair / \
+         full | drop (allowed) |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for q in [7u32, 11, 17] {
         let spec = format!("slimfly:q={q}");
         if filter.as_deref().is_some_and(|f| !spec.contains(f)) {
@@ -101,10 +105,8 @@ fn main() {
             let (good, all) = pairs_with_disjoint_paths(graph, &done.routing, 3);
             100.0 * good as f64 / all.max(1) as f64
         };
-        println!(
-            "| Slim Fly q = {q} | intact | | | | | {:.2} % |",
-            percent(&graph, &done)
-        );
+        let intact = percent(&graph, &done);
+        println!("| Slim Fly q = {q} | intact | | | | | | | {intact:.2} % | |");
         let mut current = whole.clone();
         let inter: Vec<usize> = whole
             .links()
@@ -160,9 +162,11 @@ fn main() {
             let full_time = started.elapsed();
             let old_of: Vec<usize> = old_of.into_iter().map(Option::unwrap).collect();
             let full_changed = changes((&graph, &done), (&next_graph, &full), &old_of);
+            let lost_cables = whole.summary().switch_links - next.summary().switch_links;
+            let after = percent(&next_graph, &repaired);
             println!(
-                "| Slim Fly q = {q} | {step} | {} | {} / {} (churn {:.2}){} | {} | {} ({:.1}×) \
-                 | {:.2} % / {:.2} % |",
+                "| Slim Fly q = {q} | {step} | {} | {} / {} (churn {:.2}){} | {} / {} | {} ({}) \
+                 | {} | {} ({:.1}×) | {after:.2} % / {:.2} % | {:.2} ({:.2}) |",
                 measure::ms(repair_time),
                 report.changed,
                 report.crossing,
@@ -171,11 +175,16 @@ fn main() {
                     .full_routing
                     .as_deref()
                     .map_or(String::new(), |w| format!("; full: {w}")),
+                report.spent,
+                report.budget,
+                report.degraded,
+                report.below_target,
                 measure::ms(full_time),
                 full_changed,
                 full_changed as f64 / report.crossing.max(1) as f64,
-                percent(&next_graph, &repaired),
                 percent(&next_graph, &full),
+                intact - after,
+                0.5 * lost_cables as f64,
             );
             (graph, done, current) = (next_graph, repaired, next);
         }

@@ -205,7 +205,7 @@ fn ten_lost_cables_are_repaired_within_the_cable_order() {
 
 /// The target for the unimodal repair: on Slim Fly q = 5 the ten cuts break the spanning
 /// tree so that no switch fits back where its cables rank, the order is made again, and
-/// kept routes over the moved switches become valleys (1,464 routes changed where 1,247 had
+/// kept routes over the moved switches become valleys (1,458 routes changed where 1,247 had
 /// to). Fixing it means moving the cables of the moved switches' subtrees to fit, not only
 /// the two cables to the new parent.
 #[test]
