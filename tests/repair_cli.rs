@@ -55,19 +55,26 @@ fn route_repaired(after: &str, before: &str) -> std::process::Output {
     ])
 }
 
+/// The output of a successful [`route_repaired`] and its line on the repair.
+fn repair_line(after: &str, before: &str) -> (String, String) {
+    let out = route_repaired(after, before);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("repaired from"))
+        .unwrap_or_else(|| panic!("no repair line:\n{text}"))
+        .to_string();
+    (text, line)
+}
+
 #[test]
 fn a_routing_repaired_for_lost_cables_reports_churn_of_at_most_one() {
     let dir = tempfile::tempdir().unwrap();
     let (whole, damaged) = intact_and_damaged();
     let before = write(dir.path(), "before.json", &whole);
     let after = write(dir.path(), "after.json", &damaged);
-    let out = route_repaired(&after, &before);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("repaired from"))
-        .unwrap_or_else(|| panic!("no repair line:\n{text}"));
+    let (text, line) = repair_line(&after, &before);
     assert!(line.contains("2 cables and 0 switches lost"), "{line}");
     let churn: f64 = line
         .rsplit("churn ")
@@ -87,13 +94,7 @@ fn a_fabric_that_gained_cables_is_routed_with_no_route_changed() {
     let (whole, damaged) = intact_and_damaged();
     let before = write(dir.path(), "before.json", &damaged);
     let after = write(dir.path(), "after.json", &whole);
-    let out = route_repaired(&after, &before);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("repaired from"))
-        .unwrap_or_else(|| panic!("no repair line:\n{text}"));
+    let (text, line) = repair_line(&after, &before);
     assert!(
         line.contains("0 cables and 0 switches lost, 2 cables and 0 switches gained"),
         "{line}"
