@@ -7,6 +7,7 @@
 //! load moves with them — so both build it here instead of each keeping its own copy.
 
 use super::cable_order::{CableOrder, Shape};
+use super::config::{PathLengths, longest_allowed};
 use super::graph::RoutingGraph;
 use super::layers::Layers;
 
@@ -95,6 +96,29 @@ impl Tree {
             let e = layers.next_edge(l, v, t).expect("in tree");
             let parent = graph.edge_to[e] as usize;
             self.shapes[v] = self.shapes[parent].map(|s| s.extend(cables, e));
+        }
+    }
+
+    /// Fills `slack` for the tree as built ([`Tree::build`]): per switch, the least room
+    /// (allowed hops under `lengths` − hops) over its subtree, so a move that lengthens a
+    /// switch's route by more than its slack pushes some route of its subtree over its length.
+    pub(super) fn slack(
+        &self,
+        graph: &RoutingGraph,
+        layers: &Layers,
+        lengths: Option<&PathLengths>,
+        (l, t): (usize, usize),
+        slack: &mut Vec<i32>,
+    ) {
+        slack.clear();
+        slack.resize(graph.len(), i32::MAX);
+        for &v in self.order[1..].iter().rev() {
+            let v = v as usize;
+            let h = layers.hops(l, v, t).expect("in tree");
+            let limit = longest_allowed(lengths, l, graph.dist(v, t));
+            slack[v] = slack[v].min(limit as i32 - i32::from(h));
+            let parent = graph.edge_to[layers.next_edge(l, v, t).expect("in tree")] as usize;
+            slack[parent] = slack[parent].min(slack[v]);
         }
     }
 

@@ -168,17 +168,8 @@ impl State<'_> {
         if let Some(cables) = self.cables {
             self.tree.build_shapes(graph, layers, cables, l, t);
         }
-        let (order, slack) = (&self.tree.order, &mut self.slack);
-        slack.clear();
-        slack.resize(n, i32::MAX);
-        for &v in order[1..].iter().rev() {
-            let v = v as usize;
-            let h = layers.hops(l, v, t).expect("in tree");
-            let limit = longest_allowed(self.lengths, l, graph.dist(v, t));
-            slack[v] = slack[v].min(limit as i32 - i32::from(h));
-            let parent = graph.edge_to[layers.next_edge(l, v, t).expect("in tree")] as usize;
-            slack[parent] = slack[parent].min(slack[v]);
-        }
+        self.tree
+            .slack(graph, layers, self.lengths, (l, t), &mut self.slack);
         self.tree_key = Some((l, t));
         self.work += n as u64 / 8;
     }

@@ -7,7 +7,7 @@
 //! 0 already takes. A move re-points one entry — switch u's next hop towards t in layer l —
 //! to another neighbour; u's subtree follows. It is valid when the new next hop's route does
 //! not pass u (the layer stays a tree into t), every route of the subtree stays unimodal in
-//! the cable order (when there is one) and within its allowed length ([`longest_allowed`]:
+//! the cable order (when there is one) and within its allowed length ([`longest_allowed`](crate::routing::config::longest_allowed):
 //! layer 0 minimal, later layers at most max(d + 1, 3) hops by default; a route that is
 //! already longer may only get shorter). A pair short of paths takes the valid move on its
 //! routes that lowers most the pairs below three, then below two, disjoint paths among the
@@ -28,7 +28,7 @@
 use super::degraded::PairCounts;
 use super::{ChangedTrees, Mapping, NEW_TREE};
 use crate::routing::cable_order::{CableOrder, Shape};
-use crate::routing::config::{PathLengths, longest_allowed};
+use crate::routing::config::PathLengths;
 use crate::routing::disjoint::PathFlow;
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layers::Layers;
@@ -174,17 +174,13 @@ impl Pass<'_> {
         if let Some(order) = self.order {
             tree.build_shapes(graph, layers, order, l, t);
         }
-        let slack = &mut built.slack[l];
-        slack.clear();
-        slack.resize(graph.len(), i32::MAX);
-        for &v in tree.order[1..].iter().rev() {
-            let v = v as usize;
-            let h = layers.hops(l, v, t).expect("in the tree");
-            let limit = longest_allowed(Some(self.lengths), l, graph.dist(v, t));
-            slack[v] = slack[v].min(limit as i32 - i32::from(h));
-            let parent = graph.edge_to[layers.next_edge(l, v, t).expect("in the tree")] as usize;
-            slack[parent] = slack[parent].min(slack[v]);
-        }
+        tree.slack(
+            graph,
+            layers,
+            Some(self.lengths),
+            (l, t),
+            &mut built.slack[l],
+        );
     }
 
     /// The best valid move on s's routes towards t that lowers the pairs short of disjoint
