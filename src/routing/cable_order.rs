@@ -16,6 +16,7 @@
 //! that next hop's shape alone, without walking the path.
 
 mod detours;
+pub(super) mod split;
 
 use super::graph::{FAR, NONE, RoutingGraph};
 use crate::rng::Rng;
@@ -200,7 +201,9 @@ impl CableOrder {
     /// are then re-ranked by a local search (`detours`) for pairs short of three disjoint
     /// unimodal paths of the layered routing's lengths. On Slim Fly q = 7 it lifts the pairs
     /// that can have them at all from 95.8 % to 99.9 % (q = 5: from 2043 to 2096 of the 2100
-    /// the girth allows).
+    /// the girth allows). On fabrics of diameter 2 and girth 5 (Slim Fly q = 5) a second
+    /// search ([`split::design`]) ranks them for the layers that give all 2100 pairs three
+    /// disjoint paths.
     pub fn for_routing(graph: &RoutingGraph, seed: u64) -> Self {
         let n = graph.len();
         let mut order = Self::seeded_up_down(graph, seed);
@@ -221,6 +224,9 @@ impl CableOrder {
             &fixed,
             DETOUR_WORK_PER_PAIR * (n * n) as u64,
         );
+        if split::applies(graph) {
+            split::design(graph, &mut order.rank, &fixed, seed);
+        }
         order
     }
 

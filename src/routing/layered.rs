@@ -25,6 +25,7 @@
 
 use super::almost_minimal::{LayerState, almost_minimal_layer};
 use super::cable_order::CableOrder;
+use super::cable_order::split::{self, MinimalLayers, SPLIT_LAYERS};
 use super::config::Turns;
 use super::config::{Algorithm, RoutingConfig};
 use super::disjoint::count_disjoint;
@@ -32,6 +33,7 @@ use super::graph::RoutingGraph;
 use super::layers::{AttachScratch, Layers};
 use super::polish::polish;
 use super::rebalance::rebalance;
+use super::split_layers::lay_split_layer;
 use crate::rng::Rng;
 
 /// Routes every layer of `graph`.
@@ -83,10 +85,26 @@ pub fn route_in_order(
     complete(&mut layers, 0, &mut weights, &mut rng, None);
     let mut levels = vec![0u8; n * n];
     let mut disjoint = vec![1u8; n * n];
+    let splits = order.and_then(|order| Some((order, split_layers(graph, config, order)?)));
     for l in 1..layers.count() {
         match &config.algorithm {
             Algorithm::Minimal | Algorithm::MlfmA2a => {
                 complete(&mut layers, l, &mut weights, &mut rng, None)
+            }
+            Algorithm::Layered(_) if l <= SPLIT_LAYERS && splits.is_some() => {
+                let (order, minimal) = splits.as_ref().expect("checked");
+                lay_split_layer(
+                    graph,
+                    &mut layers,
+                    l,
+                    minimal,
+                    order,
+                    &mut weights,
+                    &mut levels,
+                );
+                if l + 1 < layers.count() {
+                    count_disjoint(graph, &layers, l + 1, &mut disjoint);
+                }
             }
             Algorithm::Layered(lengths) => {
                 let state = LayerState {
@@ -136,6 +154,21 @@ pub fn route_in_order(
         "a route is not unimodal in the cable order"
     );
     layers
+}
+
+/// The splits that lay layers 1 to [`SPLIT_LAYERS`] ([`lay_split_layer`]), where they decide
+/// them exactly: layered unimodal routing with at least one layer more than they fill, lengths
+/// that allow distance-2 pairs 3 hops, on a fabric of diameter 2 and girth 5.
+fn split_layers(
+    graph: &RoutingGraph,
+    config: &RoutingConfig,
+    order: &CableOrder,
+) -> Option<MinimalLayers> {
+    let Algorithm::Layered(lengths) = &config.algorithm else {
+        return None;
+    };
+    (config.layers > SPLIT_LAYERS && lengths.range(2).contains(&3) && split::applies(graph))
+        .then(|| split::minimal_layers(graph, order, config.seed))
 }
 
 /// Rounds of [`rebalance`]: each round tries to move every switch's subtree once. The first
@@ -363,6 +396,20 @@ mod tests {
         );
         assert!(fraction >= 6.0 / 7.0 - 1e-9, "{fraction}");
         assert_eq!(longest, 1, "3-hop paths for distance-2 pairs, no longer");
+    }
+
+    #[test]
+    fn unimodal_slim_fly_q5_with_4_layers_reaches_the_structural_limit_for_every_seed() {
+        // The cable order designed with the splits (`cable_order::split`) and the layers laid
+        // from them give every pair at distance 2 three disjoint unimodal paths.
+        for seed in 1..=8 {
+            let (fraction, longest) = quality("slimfly:q=5", &unimodal(4, seed));
+            assert!(
+                (fraction - 6.0 / 7.0).abs() < 1e-9,
+                "seed {seed}: {fraction} of the pairs with three disjoint paths, not 6/7"
+            );
+            assert_eq!(longest, 1, "seed {seed}: 3-hop paths for distance-2 pairs");
+        }
     }
 
     #[test]

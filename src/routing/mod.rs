@@ -39,6 +39,7 @@ pub mod multicast;
 mod polish;
 mod rebalance;
 pub mod repair;
+mod split_layers;
 pub mod tables;
 mod tree;
 pub mod walk;
