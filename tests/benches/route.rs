@@ -29,8 +29,9 @@ fn main() {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let (filter, algorithm_filter) = (args.first(), args.get(1));
-    let cases: [(&str, usize); 8] = [
+    let cases: [(&str, usize); 9] = [
         ("slimfly:q=5", 4),
+        ("slimfly:q=5", 8),
         ("slimfly:q=7", 4),
         ("slimfly:q=7", 8),
         ("slimfly:q=11", 8),
