@@ -185,6 +185,20 @@ fn plugin_is_deadlock_free_in_auto_mode(spec: &str) {
             );
         }
     }
+    // The quality the issue asks of the scheme, on the tables the fabric holds: three
+    // edge-disjoint paths for every pair the girth allows on q = 5 (6/7), 96 % on q = 7.
+    let floor = match spec {
+        "slimfly:q=5" => Some(6.0 / 7.0 - 1e-9),
+        "slimfly:q=7" => Some(0.96),
+        _ => None,
+    };
+    if let Some(floor) = floor {
+        let three = report.disjoint.at_least_three;
+        assert!(
+            three >= floor,
+            "{spec}: {three} of the pairs with three disjoint paths"
+        );
+    }
     assert_eq!(expected.outcome.guarantee(), Guarantee::EverySl, "{spec}");
     read.assert_sa_answers(&sim, sa_sls(&expected), 5, 2);
     read.assert_deadlock_free(&expected, spec);

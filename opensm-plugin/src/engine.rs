@@ -15,7 +15,7 @@ use ibfabric::options::DeadlockMode;
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::layered;
 use ibfabric::routing::layers::Layers;
-use ibfabric::routing::repair::{RepairReport, target_paths};
+use ibfabric::routing::repair::{FabricChanges, RepairReport, target_paths};
 use ibfabric::routing::{
     Algorithm, ForwardingTables, LidError, LidTable, RoutingConfig, forwarding_tables,
 };
@@ -513,29 +513,17 @@ pub fn repair(
     if graph.is_empty() {
         return Err(EngineError::NoSwitches);
     }
-    let old_of: Vec<Option<usize>> = graph
-        .nodes
-        .iter()
-        .map(|&id| {
-            let old = base.fabric.node_by_guid(fabric.node(id).guid)?;
-            let s = base.graph.index_of[old.index()];
-            (s != u32::MAX).then_some(s as usize)
-        })
-        .collect();
-    let gained = gained_cables(&fabric, &graph, &base.graph, &old_of);
-    let gained_switches = old_of.iter().filter(|o| o.is_none()).count();
-    if !gains && gained + gained_switches > 0 {
+    let changes = FabricChanges::between(&base.fabric, &base.graph, &fabric, &graph);
+    if !gains && !changes.only_losses() {
         return Ok(None);
     }
-    let lost =
-        (base.fabric.summary().switch_links + gained).saturating_sub(fabric.summary().switch_links);
     let Some(repaired) = repair_deadlock_free(
         &fabric,
         &lids,
         &graph,
         &base.done,
         &base.graph,
-        &old_of,
+        &changes.old_of,
         config,
         &scheme,
     ) else {
@@ -548,10 +536,10 @@ pub fn repair(
         log_schedules(mlfm, &fabric, &lids, &done);
     }
     let repair = Repair {
-        lost_cables: lost,
-        lost_switches: base.graph.len() + gained_switches - graph.len(),
-        gained_cables: gained,
-        gained_switches,
+        lost_cables: changes.lost_cables,
+        lost_switches: changes.lost_switches,
+        gained_cables: changes.gained_cables,
+        gained_switches: changes.gained_switches,
         layers: done.layers,
         report,
     };
@@ -567,34 +555,6 @@ pub fn repair(
         started,
     )
     .map(Some)
-}
-
-/// Switch-to-switch cables of `fabric` (over `graph`) between switches that had no cable in
-/// `old` (a new switch's cables included); `old_of` gives each switch of `graph` its switch in
-/// `old`.
-fn gained_cables(
-    fabric: &Fabric,
-    graph: &RoutingGraph,
-    old: &RoutingGraph,
-    old_of: &[Option<usize>],
-) -> usize {
-    let switch = |id: ibfabric::topology::NodeId| {
-        let s = graph.index_of[id.index()];
-        (s != u32::MAX).then_some(s as usize)
-    };
-    fabric
-        .links()
-        .iter()
-        .filter(|l| {
-            let (Some(a), Some(b)) = (switch(l.a.node), switch(l.b.node)) else {
-                return false; // a host's cable
-            };
-            match (old_of[a], old_of[b]) {
-                (Some(x), Some(y)) => old.edge_between(x, y).is_none(),
-                _ => true,
-            }
-        })
-        .count()
 }
 
 /// Logs the cables an MLFM routing lost and, from the schedule check on the repaired tables,

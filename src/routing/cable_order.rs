@@ -799,7 +799,8 @@ mod tests {
         spec: &str,
         gone: &[usize],
     ) -> (RoutingGraph, RoutingGraph, Vec<Option<usize>>) {
-        use crate::routing::fixtures::{after_losses, old_switches};
+        use crate::routing::fixtures::after_losses;
+        use crate::routing::repair::old_switches;
         let whole = spec.parse::<TopologySpec>().unwrap().build().unwrap();
         let switches: Vec<_> = whole.switches().collect();
         let damaged = after_losses(
@@ -808,7 +809,7 @@ mod tests {
             |id| gone.iter().any(|&g| switches[g] == id),
         );
         let (g_whole, g_damaged) = (RoutingGraph::new(&whole), RoutingGraph::new(&damaged));
-        let old_of = old_switches(&g_whole, &whole, &g_damaged, &damaged);
+        let old_of = old_switches(&damaged, &g_damaged, &whole, &g_whole);
         (g_whole, g_damaged, old_of)
     }
 

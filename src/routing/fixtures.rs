@@ -171,25 +171,6 @@ pub(super) fn after_losses(
     whole.after_losses(gone, |l| lost[l.0 as usize])
 }
 
-/// For each switch of `graph` (over `fabric`), its switch in `old_graph` (over `old_fabric`),
-/// matched by GUID; `None` for a switch the old fabric does not have.
-pub(super) fn old_switches(
-    graph: &RoutingGraph,
-    fabric: &Fabric,
-    old_graph: &RoutingGraph,
-    old_fabric: &Fabric,
-) -> Vec<Option<usize>> {
-    graph
-        .nodes
-        .iter()
-        .map(|&id| {
-            let old = old_fabric.node_by_guid(fabric.node(id).guid)?;
-            let s = old_graph.index_of[old.index()];
-            (s != u32::MAX).then_some(s as usize)
-        })
-        .collect()
-}
-
 /// The pairs with fewer than three, and fewer than two, edge-disjoint paths in `disjoint`
 /// (`t * n + s`, destinations with endpoints).
 pub(super) fn pairs_below(graph: &RoutingGraph, disjoint: &[u8]) -> [i64; 2] {

@@ -10,6 +10,10 @@
 //!   reference engine's `lnmp_max_path_len 3`), chosen to give every switch disjoint paths and
 //!   to keep the link loads even. Pairs left without such a path get the shortest path
 //!   consistent with the layer.
+//! * On fabrics of diameter 2 and girth 5 (Slim Fly q = 5), with the cable order of
+//!   [`Turns::Unimodal`] and four layers or more, layers 1 to 3 are laid instead from the
+//!   splits the order was designed for (`lay_split_layer`): per destination, the layer each
+//!   switch routes minimally in; in the other two it detours through neighbours minimal there.
 //! * When all layers are built, `rebalance` moves subtrees between parents where that evens
 //!   the link loads, keeping every layer loop-free, within its lengths, and every switch's
 //!   disjoint paths (up to three).

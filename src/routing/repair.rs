@@ -26,8 +26,11 @@
 //! pairs whose disjoint paths became fewer ([`degraded`]), which only pairs whose routes
 //! changed can be.
 
+mod changes;
 mod degraded;
 mod diversity;
+
+pub use changes::{FabricChanges, old_switches};
 
 use super::cable_order::CableOrder;
 use super::config::{Algorithm, RoutingConfig, Turns};

@@ -10,7 +10,7 @@ use ibfabric::deadlock::{
     DeadlockFree, Scheme, Shortage, repair_deadlock_free, route_deadlock_free,
 };
 use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::repair::target_paths;
+use ibfabric::routing::repair::{FabricChanges, target_paths};
 use ibfabric::routing::{LidTable, RoutingConfig, assign_lids};
 
 use crate::source::load_fabric;
@@ -66,26 +66,7 @@ pub fn route_and_repair(
     .with_context(|| format!("routing {previous}"))?;
     let lids = LidTable::from_fabric(fabric)?;
     let graph = RoutingGraph::new(fabric);
-    let old_of: Vec<Option<usize>> = graph
-        .nodes
-        .iter()
-        .map(|&id| {
-            let old = before.node_by_guid(fabric.node(id).guid)?;
-            Some(before_graph.index_of[old.index()] as usize)
-        })
-        .collect();
-    // Cables between switches that had none before (a new switch's included): routed in.
-    let gained_cables = (0..graph.edge_count())
-        .filter(|&e| graph.edge_from[e] < graph.edge_to[e])
-        .filter(|&e| {
-            let (a, b) = (graph.edge_from[e] as usize, graph.edge_to[e] as usize);
-            match (old_of[a], old_of[b]) {
-                (Some(x), Some(y)) => before_graph.edge_between(x, y).is_none(),
-                _ => true,
-            }
-        })
-        .count();
-    let gained_switches = old_of.iter().filter(|o| o.is_none()).count();
+    let changes = FabricChanges::between(&before, &before_graph, fabric, &graph);
     let scheme = schemes
         .iter()
         .find(|s| matches!(s, Scheme::PortPair(_)))
@@ -96,14 +77,18 @@ pub fn route_and_repair(
         &graph,
         &done,
         &before_graph,
-        &old_of,
+        &changes.old_of,
         config,
         scheme,
     )
     .context("--repair-from needs lanes by port pair (--deadlock auto or port-pair)")??;
-    let lost_cables = (before.summary().switch_links + gained_cables)
-        .saturating_sub(fabric.summary().switch_links);
-    let lost_switches = before_graph.len() + gained_switches - graph.len();
+    let FabricChanges {
+        lost_cables,
+        lost_switches,
+        gained_cables,
+        gained_switches,
+        ..
+    } = changes;
     let mut line = format!(
         "repaired from {previous}: {lost_cables} cables and {lost_switches} switches lost, \
          {gained_cables} cables and {gained_switches} switches gained (routed in); {} \

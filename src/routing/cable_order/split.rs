@@ -454,7 +454,10 @@ mod tests {
 
     #[test]
     fn applies_to_slim_fly_q5_and_no_fabric_with_a_short_cycle_or_a_longer_distance() {
-        assert!(applies(&graph("slimfly:q=5")), "the Hoffman–Singleton graph");
+        assert!(
+            applies(&graph("slimfly:q=5")),
+            "the Hoffman–Singleton graph"
+        );
         for spec in [
             "slimfly:q=4",
             "slimfly:q=7",
@@ -498,7 +501,9 @@ mod tests {
         // is minimal there).
         let g = graph("slimfly:q=5");
         let order = CableOrder::for_routing(&g, 1);
-        let place: Vec<f64> = (0..g.edge_count()).map(|e| f64::from(order.rank(e))).collect();
+        let place: Vec<f64> = (0..g.edge_count())
+            .map(|e| f64::from(order.rank(e)))
+            .collect();
         let mut rng = Rng::new(5);
         for t in [0, 17, 49] {
             let mut split = Split::fresh(&g, t, &place, 1);

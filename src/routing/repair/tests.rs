@@ -611,13 +611,14 @@ fn the_disjoint_repair_loads_no_link_above_the_completions_highest_load() {
 /// `spec` routed without every seventh switch-to-switch cable and without its third switch
 /// (`turns`), then repaired for the whole fabric: the cables and the switch come back new.
 fn gains(spec: &str, layers: usize, turns: Turns) -> (Case, RoutingGraph, Vec<Option<usize>>) {
-    use crate::routing::fixtures::{after_losses, old_switches};
+    use crate::routing::fixtures::after_losses;
+    use crate::routing::repair::old_switches;
     let whole = build(spec);
     let newcomer = whole.switches().nth(3).unwrap();
     let before = after_losses(&whole, |i| i % 7 == 6, |id| id == newcomer);
     let case = routed(&before, layers, turns);
     let graph = RoutingGraph::new(&whole);
-    let old_of = old_switches(&graph, &whole, &case.graph, &before);
+    let old_of = old_switches(&before, &case.graph, &whole, &graph);
     (case, graph, old_of)
 }
 
@@ -665,5 +666,42 @@ fn new_switches_and_cables_are_routed_in_and_no_route_that_was_there_changes() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn the_changes_one_way_are_the_changes_the_other_way_round() {
+    use crate::routing::fixtures::after_losses;
+    for spec in [
+        "slimfly:q=5",
+        "fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=4",
+    ] {
+        let whole = build(spec);
+        let gone = whole.switches().nth(3).unwrap();
+        let damaged = after_losses(&whole, |i| i % 5 == 4, |id| id == gone);
+        let (g_whole, g_damaged) = (RoutingGraph::new(&whole), RoutingGraph::new(&damaged));
+        let lost = FabricChanges::between(&whole, &g_whole, &damaged, &g_damaged);
+        let gained = FabricChanges::between(&damaged, &g_damaged, &whole, &g_whole);
+        let cut = whole.summary().switch_links - damaged.summary().switch_links;
+        assert!(lost.only_losses(), "{spec}: {lost:?}");
+        assert_eq!((lost.lost_cables, lost.lost_switches), (cut, 1), "{spec}");
+        assert_eq!((gained.lost_cables, gained.lost_switches), (0, 0), "{spec}");
+        assert_eq!(gained.gained_switches, 1, "{spec}");
+        if spec.starts_with("slimfly") {
+            // One cable per switch pair: every cable cut (the lost switch's too) comes back
+            // between switches that had none.
+            assert_eq!(gained.gained_cables, cut, "{spec}");
+        } else {
+            // Parallel cables: one that comes back beside a twin that stayed is not gained.
+            assert!(
+                0 < gained.gained_cables && gained.gained_cables <= cut,
+                "{spec}"
+            );
+        }
+        assert_eq!(
+            lost.old_of.iter().flatten().count(),
+            g_damaged.len(),
+            "{spec}: every switch that stayed is matched"
+        );
     }
 }
