@@ -205,11 +205,11 @@ fn ten_lost_cables_are_repaired_within_the_cable_order() {
 
 /// The target for the unimodal repair: on Slim Fly q = 5 the ten cuts break the spanning
 /// tree so that no switch fits back where its cables rank, the order is made again, and
-/// kept routes over the moved switches become valleys (1,458 routes changed where 1,247 had
+/// kept routes over the moved switches become valleys (1,516 routes changed where 1,257 had
 /// to). Fixing it means moving the cables of the moved switches' subtrees to fit, not only
 /// the two cables to the new parent.
 #[test]
-#[ignore = "known gap: churn 1.17 after ten cuts on Slim Fly q = 5 in the cable order"]
+#[ignore = "known gap: churn 1.21 after ten cuts on Slim Fly q = 5 in the cable order"]
 fn ten_lost_cables_change_only_routes_that_crossed_them_in_the_cable_order() {
     for (spec, layers) in cases() {
         let whole = build(spec);
