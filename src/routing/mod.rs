@@ -15,6 +15,8 @@
 //! * `almost_minimal` — the path search that builds each non-minimal layer.
 //! * `rebalance` and then `polish` — passes over the finished layers that even the link
 //!   loads and win back disjoint paths, never importing each other or the driver.
+//! * `restarts` — builds a small fabric's routing again with other seeds while a link stays
+//!   over the load cap, keeping the best; it takes the routing as a closure.
 //! * [`layered`] — the driver: [`layered::route`] calls the passes above in order.
 //! * [`repair`] — after losses, keeps every route that does not cross them and completes the
 //!   affected trees (a full routing when it cannot).
@@ -39,6 +41,7 @@ pub mod multicast;
 mod polish;
 mod rebalance;
 pub mod repair;
+mod restarts;
 mod split_layers;
 pub mod tables;
 mod tree;

@@ -34,6 +34,12 @@ pub(super) fn route_loads(graph: &RoutingGraph, layers: &Layers) -> Vec<u64> {
     loads
 }
 
+/// The load the routing accepts on a link: 1.10 × the mean of `loads` (the bound the passes
+/// and the restarts aim for; rounded down, so a load equal to it is within).
+pub(super) fn load_cap(loads: &[u64]) -> u64 {
+    loads.iter().sum::<u64>() * 11 / (10 * loads.len().max(1) as u64)
+}
+
 /// One layer's tree into one destination: children and sending endpoints per subtree.
 #[derive(Default)]
 pub(super) struct Tree {

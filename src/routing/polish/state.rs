@@ -10,7 +10,7 @@ use crate::routing::config::{PathLengths, longest_allowed};
 use crate::routing::disjoint::PathFlow;
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layers::Layers;
-use crate::routing::tree::Tree;
+use crate::routing::tree::{Tree, load_cap};
 
 /// A move: s re-points its next hop towards t in layer l to `edge`, with `hops` hops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,8 +108,7 @@ impl<'a> State<'a> {
                 below[1] += i64::from(d < 2);
             }
         }
-        // The load the issue accepts on a link: 1.10 × the mean.
-        let cap = loads.iter().sum::<u64>() * 11 / (10 * loads.len().max(1) as u64);
+        let cap = load_cap(&loads);
         State {
             graph,
             lengths,
