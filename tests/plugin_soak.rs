@@ -2,7 +2,7 @@
 //! configuration) on a Slim Fly q = 7 under ibsim, through 50 heavy sweeps, each after one
 //! random cable flap (a cut, or a cut cable put back). After every sweep the tables read back
 //! are complete, keep every layer and are deadlock-free for every SL; the daemon does not
-//! crash and its memory does not grow.
+//! crash and its memory does not grow once warm.
 
 mod common;
 
@@ -19,8 +19,16 @@ use ibfabric::topology::Link;
 const SWEEPS: usize = 50;
 /// Most cables down at once: a Slim Fly q = 7 (degree 11) stays connected.
 const MOST_CUT: usize = 6;
-/// The growth of OpenSM's resident memory allowed from the first sweep to the last.
+/// The growth of OpenSM's resident memory allowed from the warm-up to the last sweep.
 const RSS_GROWTH: f64 = 0.10;
+/// Sweeps before memory is judged. The allocator keeps the high-water mark of the routings
+/// and repairs it has seen, and where it lands depends on which of OpenSM's threads allocated
+/// first: two runs measured 35.6 and 51.2 MiB after the first routing and 43.4 and 53.0 MiB
+/// after the last sweep, so the first routing is no baseline. The largest resident size over
+/// the first half of the sweeps (cuts, restores, three cables down and the repairs of all of
+/// them) is; a leak keeps growing through the second half (10 % of about 50 MiB over 25 sweeps
+/// is 200 KiB a sweep).
+const WARM_UP: usize = SWEEPS / 2;
 
 #[test]
 fn fifty_sweeps_of_random_cable_flaps_on_slim_fly_q7_stay_complete_deadlock_free_and_small() {
@@ -31,7 +39,7 @@ fn fifty_sweeps_of_random_cable_flaps_on_slim_fly_q7_stay_complete_deadlock_free
     options.up_within = Duration::from_secs(3600);
     let mut sm = OpenSm::start(&sim, &options);
     let mut routings = wait_settled(&sm, 0);
-    let first_rss = sm.rss_kib().expect("opensm's VmRSS");
+    let mut rss = vec![sm.rss_kib().expect("opensm's VmRSS")];
     let inter: Vec<&Link> = common::switch_cables(&generated);
     let end = |p| common::console_port(&generated, p);
     let mut rng = Rng::new(50);
@@ -61,12 +69,19 @@ fn fifty_sweeps_of_random_cable_flaps_on_slim_fly_q7_stay_complete_deadlock_free
         assert_eq!(report.layers, 4, "{what}: every layer kept");
         let verdict = read.verify_every_sl();
         assert!(verdict.is_deadlock_free(), "{what}: {verdict}");
-        eprintln!("{what}: complete, deadlock-free for every SL");
+        rss.push(sm.rss_kib().expect("opensm's VmRSS"));
+        eprintln!(
+            "{what}: complete, deadlock-free for every SL; VmRSS {} KiB",
+            rss[sweep]
+        );
     }
-    let last_rss = sm.rss_kib().expect("opensm's VmRSS");
-    eprintln!("opensm VmRSS: {first_rss} KiB after the first sweep, {last_rss} KiB after the last");
+    let warm = *rss[..=WARM_UP].iter().max().expect("sweeps");
+    let last = rss[SWEEPS];
+    eprintln!(
+        "opensm VmRSS: at most {warm} KiB in the first {WARM_UP} sweeps, {last} KiB after the last"
+    );
     assert!(
-        last_rss as f64 <= first_rss as f64 * (1.0 + RSS_GROWTH),
-        "opensm grew from {first_rss} KiB to {last_rss} KiB"
+        last as f64 <= warm as f64 * (1.0 + RSS_GROWTH),
+        "opensm grew from {warm} KiB (warm) to {last} KiB: {rss:?}"
     );
 }
