@@ -52,6 +52,22 @@ pub(super) fn pair_disjoint(
     flow.max_flow(s as u32, t as u32)
 }
 
+/// The pairs (s, t), t with endpoints, with fewer than three and with fewer than two
+/// edge-disjoint paths in `disjoint` (as [`count_disjoint`] fills it): what the polishing pass
+/// and the restarts rank a routing by.
+pub(super) fn pairs_lacking(graph: &RoutingGraph, disjoint: &[u8]) -> [i64; 2] {
+    let n = graph.len();
+    let mut below = [0i64; 2];
+    for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
+        for s in (0..n).filter(|&s| s != t) {
+            let d = disjoint[t * n + s];
+            below[0] += i64::from(d < 3);
+            below[1] += i64::from(d < 2);
+        }
+    }
+    below
+}
+
 /// How many ordered switch pairs (s, t), t with endpoints, have at least `k` edge-disjoint
 /// paths among their routes in all layers, out of how many pairs.
 pub fn pairs_with_disjoint_paths(graph: &RoutingGraph, layers: &Layers, k: u8) -> (usize, usize) {

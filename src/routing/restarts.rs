@@ -10,7 +10,7 @@
 //!
 //! Deterministic: the seeds tried are the configured one and the ones after it, in order.
 
-use super::disjoint::pairs_with_disjoint_paths;
+use super::disjoint::{count_disjoint, pairs_lacking};
 use super::graph::RoutingGraph;
 use super::layers::Layers;
 use super::tree::{load_cap, route_loads};
@@ -31,7 +31,7 @@ const MAX_ATTEMPTS: u64 = 8;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Outcome {
     pub(super) over_cap: u64,
-    lacking: [usize; 2],
+    lacking: [i64; 2],
     max: u64,
 }
 
@@ -39,21 +39,20 @@ impl Outcome {
     pub(super) fn of(graph: &RoutingGraph, layers: &Layers) -> Self {
         let loads = route_loads(graph, layers);
         let max = loads.iter().copied().max().unwrap_or(0);
-        let lacking = |k| {
-            let (good, all) = pairs_with_disjoint_paths(graph, layers, k);
-            all - good
-        };
+        let n = graph.len();
+        let mut disjoint = vec![0u8; n * n];
+        count_disjoint(graph, layers, layers.count(), &mut disjoint);
         Outcome {
             over_cap: max.saturating_sub(load_cap(&loads)),
-            lacking: [lacking(3), lacking(2)],
+            lacking: pairs_lacking(graph, &disjoint),
             max,
         }
     }
 }
 
-/// The attempts a fabric of `switches` routed in `layers` layers may take (at least one).
-fn attempts(switches: usize, layers: usize) -> u64 {
-    let routes = (layers.max(1) * switches * switches).max(1) as u64;
+/// The attempts a fabric of `switches` routed in `layer_count` layers may take (at least one).
+fn attempts(switches: usize, layer_count: usize) -> u64 {
+    let routes = (layer_count.max(1) * switches * switches).max(1) as u64;
     (RESTART_ROUTES / routes).clamp(1, MAX_ATTEMPTS)
 }
 
@@ -61,11 +60,11 @@ fn attempts(switches: usize, layers: usize) -> u64 {
 /// with the seeds after it, as many as [`attempts`] allows; the best result.
 pub(super) fn best_of(
     graph: &RoutingGraph,
-    layers: usize,
+    layer_count: usize,
     seed: u64,
     mut attempt: impl FnMut(u64) -> Layers,
 ) -> Layers {
-    let tries = attempts(graph.len(), layers);
+    let tries = attempts(graph.len(), layer_count);
     let mut best = attempt(seed);
     if tries == 1 {
         return best;
@@ -75,12 +74,10 @@ pub(super) fn best_of(
         if best_outcome.over_cap == 0 {
             break;
         }
-        let layers = attempt(seed.wrapping_add(k));
+        let next = seed.wrapping_add(k);
+        let layers = attempt(next);
         let outcome = Outcome::of(graph, &layers);
-        log::debug!(
-            "routing restart {k} (seed {}): {outcome:?}",
-            seed.wrapping_add(k)
-        );
+        log::debug!("routing restart {k} (seed {next}): {outcome:?}");
         if outcome < best_outcome {
             (best, best_outcome) = (layers, outcome);
         }

@@ -7,7 +7,7 @@
 
 use crate::routing::cable_order::CableOrder;
 use crate::routing::config::{PathLengths, longest_allowed};
-use crate::routing::disjoint::PathFlow;
+use crate::routing::disjoint::{PathFlow, pairs_lacking};
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layers::Layers;
 use crate::routing::tree::{Tree, load_cap};
@@ -99,15 +99,7 @@ impl<'a> State<'a> {
         disjoint: Vec<u8>,
         budget: u64,
     ) -> Self {
-        let n = graph.len();
-        let mut below = [0i64; 2];
-        for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
-            for s in (0..n).filter(|&s| s != t) {
-                let d = disjoint[t * n + s];
-                below[0] += i64::from(d < 3);
-                below[1] += i64::from(d < 2);
-            }
-        }
+        let below = pairs_lacking(graph, &disjoint);
         let cap = load_cap(&loads);
         State {
             graph,
