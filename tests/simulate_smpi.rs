@@ -225,25 +225,44 @@ fn a_failing_smpirun_is_reported_with_its_stderr() {
 
 /// `ibfabric simulate` on the core's layered routing of a small Slim Fly; the report.
 fn simulate_slim_fly(layers: &str, policy: &str, pattern: &str) -> serde_json::Value {
-    let out = ibfabric(&[
-        "simulate",
-        "--fabric",
-        "slimfly:q=3",
-        "--algorithm",
-        "layered",
-        "--layers",
-        layers,
-        "--layer-policy",
-        policy,
-        "--pattern",
-        pattern,
-        "--bytes",
-        "1048576",
-        "--format",
-        "json",
-    ]);
+    simulate_slim_fly_with(layers, policy, pattern, &[])
+}
+
+/// As [`simulate_slim_fly`], with more options.
+fn simulate_slim_fly_with(
+    layers: &str,
+    policy: &str,
+    pattern: &str,
+    more: &[&str],
+) -> serde_json::Value {
+    let out = ibfabric_with(
+        &[
+            "simulate",
+            "--fabric",
+            "slimfly:q=3",
+            "--algorithm",
+            "layered",
+            "--layers",
+            layers,
+            "--layer-policy",
+            policy,
+            "--pattern",
+            pattern,
+            "--bytes",
+            "1048576",
+            "--format",
+            "json",
+        ],
+        more,
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `ibfabric` with `args` followed by `more`.
+fn ibfabric_with(args: &[&str], more: &[&str]) -> std::process::Output {
+    let all: Vec<&str> = args.iter().chain(more).copied().collect();
+    ibfabric(&all)
 }
 
 #[test]
@@ -314,4 +333,125 @@ fn parallel_flows_refuse_mpi_collectives() {
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert!(stderr(&out).contains("phase pattern"), "{}", stderr(&out));
     }
+}
+
+#[test]
+fn ucx_splits_a_rendezvous_message_over_two_hosts_per_endpoint() {
+    let split = simulate_slim_fly("4", "ucx:2", "permutation");
+    let whole = simulate_slim_fly("4", "fixed:0", "permutation");
+    assert_eq!(split["ranks"], whole["ranks"]);
+    assert_eq!(
+        split["hosts"].as_u64().unwrap(),
+        2 * whole["hosts"].as_u64().unwrap()
+    );
+    assert_eq!(split["bytes_per_rank"], whole["bytes_per_rank"]);
+    let policy = split["layer_policy"].as_str().unwrap();
+    assert!(
+        policy.starts_with("ucx:2 (rendezvous split over layers 0..1"),
+        "{policy}"
+    );
+}
+
+#[test]
+fn ucx_is_the_default_layer_policy_of_simulate() {
+    let default = simulate_slim_fly_with("4", "ucx", "permutation", &[]);
+    let out = ibfabric(&[
+        "simulate",
+        "--fabric",
+        "slimfly:q=3",
+        "--algorithm",
+        "layered",
+        "--layers",
+        "4",
+        "--pattern",
+        "permutation",
+        "--bytes",
+        "1048576",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let unset: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(unset["layer_policy"], default["layer_policy"]);
+    assert_eq!(unset["simulated_seconds"], default["simulated_seconds"]);
+    let policy = unset["layer_policy"].as_str().unwrap();
+    assert!(policy.starts_with("ucx:2 "), "{policy}");
+}
+
+#[test]
+fn ucx_sends_a_message_up_to_the_threshold_whole_on_layer_zero() {
+    let eager = simulate_slim_fly_with("4", "ucx:2", "adversarial", &["--rndv-thresh", "1048576"]);
+    let fixed = simulate_slim_fly("4", "fixed:0", "adversarial");
+    assert_eq!(eager["hosts"], fixed["hosts"]);
+    assert_eq!(eager["simulated_seconds"], fixed["simulated_seconds"]);
+    let policy = eager["layer_policy"].as_str().unwrap();
+    assert!(policy.contains("eager on layer 0"), "{policy}");
+}
+
+#[test]
+fn adversarial_traffic_split_by_ucx_over_two_layered_paths_beats_one_layer() {
+    let split = simulate_slim_fly("4", "ucx:2", "adversarial");
+    let one = simulate_slim_fly("4", "fixed:0", "adversarial");
+    let (split, one) = (
+        split["simulated_seconds"].as_f64().unwrap(),
+        one["simulated_seconds"].as_f64().unwrap(),
+    );
+    assert!(split < one, "ucx:2 {split} s, layer 0 {one} s");
+}
+
+#[test]
+fn ucx_over_four_layers_is_the_parallel_split() {
+    let ucx = simulate_slim_fly("4", "ucx:4", "half-shift");
+    let parallel = simulate_slim_fly("4", "parallel", "half-shift");
+    assert_eq!(ucx["hosts"], parallel["hosts"]);
+    assert_eq!(ucx["simulated_seconds"], parallel["simulated_seconds"]);
+}
+
+#[test]
+fn ucx_with_more_rails_than_layers_is_refused() {
+    let out = ibfabric(&[
+        "simulate",
+        "--fabric",
+        "slimfly:q=3",
+        "--layers",
+        "2",
+        "--layer-policy",
+        "ucx:4",
+        "--pattern",
+        "permutation",
+        "--bytes",
+        "1024",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("ucx:4"), "{err}");
+    assert!(err.contains("at most 2"), "{err}");
+}
+
+#[test]
+fn ucx_refuses_to_split_mpi_collectives_but_sends_small_ones_on_layer_zero() {
+    let run = |bytes: &str| {
+        ibfabric(&[
+            "simulate",
+            "--fabric",
+            FAT_TREE,
+            "--layers",
+            "2",
+            "--layer-policy",
+            "ucx:2",
+            "--pattern",
+            "allreduce",
+            "--bytes",
+            bytes,
+        ])
+    };
+    let large = run("65536");
+    assert_eq!(large.status.code(), Some(2), "{}", stderr(&large));
+    assert!(
+        stderr(&large).contains("cannot be split"),
+        "{}",
+        stderr(&large)
+    );
+    let small = run("1024");
+    assert!(small.status.success(), "{}", stderr(&small));
 }

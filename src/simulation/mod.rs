@@ -8,14 +8,16 @@
 //!   source's cable up, each switch's table entry for the destination LID in turn, the
 //!   destination's cable down. [`crate::io::simgrid`] writes it as XML.
 //! * Multipath ([`LayerPolicy`]): SimGrid's `Full` routing holds one route per host pair, so a
-//!   pair's traffic takes one layer (LID offset): a fixed one, the per-pair round robin Open MPI
-//!   used to spread queue pairs over LMC paths (pair (i, j) on layer (i + j) mod L), or the
-//!   layer a schedule gives each flow (the MLFM paper's source-chosen spines). All layers as
-//!   parallel flows need one route per layer for one pair, which a `Full` zone has only
-//!   between distinct hosts: [`LayerPolicy::Parallel`] makes every endpoint L hosts on the
-//!   same port, and [`traffic::split_over_copies`] splits each message into L parts.
+//!   pair's traffic takes one layer (LID offset): a fixed one, the layer a schedule gives each
+//!   flow (the MLFM paper's source-chosen spines), or a per-pair round robin (a synthetic
+//!   spreading no MPI stack does). Several layers as parallel flows need one route per layer
+//!   for one pair, which a `Full` zone has only between distinct hosts:
+//!   [`LayerPolicy::Parallel`] makes every endpoint K hosts on the same port, and
+//!   [`traffic::split_over_copies`] splits each message into K parts. What MPI stacks do
+//!   ([`Ucx`]): small messages on layer 0, large ones split evenly over layers 0..K-1, K = 2
+//!   by default — layer 0 alone, or the parallel copies over the first K layers.
 //! * Traffic ([`traffic`]): the phase tables the benchmark runs (random permutation,
-//!   adversarial switch pairing, a schedule's phases).
+//!   adversarial switch pairing, a shift by half the ranks, a schedule's phases).
 //!
 //! # Where the flow model is not InfiniBand
 //! SimGrid shares each link max-min fairly among the flows crossing it, as steady fluid flows
@@ -30,10 +32,14 @@
 
 mod platform;
 pub mod traffic;
+mod ucx;
 
 pub use platform::{
     LayerPolicy, LinkModel, Platform, PlatformError, SimHost, SimLink, data_gbps_per_lane,
 };
+pub use ucx::{MessageSplit, Ucx, UcxError};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ucx;

@@ -69,18 +69,20 @@ pub enum LayerPolicy {
     /// Every pair on layer K.
     Fixed(u16),
     /// Pair (i, j) of hosts i and j (platform order) on layer (i + j) mod L, L the
-    /// destination's LIDs (2^LMC): Open MPI's openib BTL spread its queue pairs over the LMC
-    /// paths round robin, and SimGrid holds one route per pair.
+    /// destination's LIDs (2^LMC). A synthetic spreading of pairs over the layers, not what an
+    /// MPI stack does: UCX, Open MPI's openib BTL and MVAPICH2 send small messages on one
+    /// layer and split large ones over several, the same for every pair (see [`super::Ucx`]).
     RoundRobin,
     /// The layer of every ordered pair, `layers[i * hosts + j]` (a schedule's LID offsets).
     PerPair(Vec<u16>),
-    /// All layers as parallel flows: the platform's hosts are copies of the job's `endpoints`
-    /// endpoints (host k · endpoints + e is copy k of endpoint e, on the same port), and a
-    /// pair takes the layer of the destination's copy. SimGrid's `Full` zone holds one route
-    /// per host pair, so a pair of endpoints gets one route per layer only through copies;
-    /// a benchmark that splits each message into one part per copy (rank k · n + r sends to
-    /// rank k · n + d) then spreads every pair's traffic evenly over all layers, as an MPI
-    /// library striping a message over one queue pair per LID would.
+    /// Layers 0..K as parallel flows: the platform's hosts are K copies of the job's
+    /// `endpoints` endpoints (host k · endpoints + e is copy k of endpoint e, on the same
+    /// port), and a pair takes the layer of the destination's copy. SimGrid's `Full` zone
+    /// holds one route per host pair, so a pair of endpoints gets one route per layer only
+    /// through copies; a benchmark that splits each message into one part per copy (rank
+    /// k · n + r sends to rank k · n + d) then spreads every pair's traffic evenly over the
+    /// first K layers, as UCX splits a rendezvous message over its first K lanes
+    /// ([`super::Ucx`]); K = all layers stripes over every LID.
     Parallel {
         /// Distinct endpoints of the job (hosts per copy).
         endpoints: usize,

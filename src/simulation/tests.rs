@@ -18,7 +18,7 @@ const FABRICS: [&str; 5] = [
 ];
 
 /// A fabric routed by the core with `layers` layers (layered routing).
-fn routed(spec: &str, layers: usize) -> (Fabric, LidTable, ForwardingTables) {
+pub(super) fn routed(spec: &str, layers: usize) -> (Fabric, LidTable, ForwardingTables) {
     let spec: TopologySpec = spec.parse().expect("valid spec");
     let mut fabric = spec.build().expect("buildable");
     assign_lids(&mut fabric, layers.trailing_zeros() as u8).expect("LIDs fit");
@@ -33,7 +33,7 @@ fn routed(spec: &str, layers: usize) -> (Fabric, LidTable, ForwardingTables) {
 }
 
 /// Every host port of the fabric (each host's first cabled port).
-fn host_ports(fabric: &Fabric) -> Vec<PortRef> {
+pub(super) fn host_ports(fabric: &Fabric) -> Vec<PortRef> {
     fabric
         .hosts()
         .filter_map(|h| {
@@ -47,7 +47,7 @@ fn host_ports(fabric: &Fabric) -> Vec<PortRef> {
 
 /// The ports a packet from `from` to LID `lid` leaves, walked entry by entry from the tables
 /// (independently of the routing walk the platform uses).
-fn walk_by_hand(
+pub(super) fn walk_by_hand(
     fabric: &Fabric,
     tables: &ForwardingTables,
     from: PortRef,

@@ -43,6 +43,20 @@ pub fn random_permutation(ranks: usize, seed: u64) -> PhaseTable {
     }
 }
 
+/// One phase: rank r sends to rank (r + ⌊ranks / 2⌋) mod ranks. With ranks in node order a
+/// switch's ranks are consecutive, so every rank of a switch sends to the ranks of one switch
+/// half the fabric away in node order: a permutation that, unlike a random one, moves every
+/// switch's whole load to one other switch, and, unlike [`adversarial`], does not pick that
+/// switch by distance. With an odd number of ranks the middle pairs wrap around unevenly; one
+/// rank sends to itself only when there is one rank.
+pub fn half_shift(ranks: usize) -> PhaseTable {
+    let by = ranks / 2;
+    PhaseTable {
+        ranks,
+        phases: vec![(0..ranks).map(|r| ((r + by) % ranks) as u32).collect()],
+    }
+}
+
 /// One phase that loads minimal routes as badly as a switch-level pattern can: the switches
 /// of the ranks (`switch_of[r]`, any numbering) are paired greedily, each with a still
 /// unpaired switch at the largest `distance` (ties: the lowest number), and the k-th rank of

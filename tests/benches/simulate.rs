@@ -149,6 +149,8 @@ fn main() {
                     "16384",
                     "--hosts",
                     hosts,
+                    "--layer-policy",
+                    "round-robin",
                 ];
                 cell(&simulate(t, &args))
             })

@@ -17,7 +17,7 @@ use ibfabric::io::hostfile::{self, HostIndex};
 use ibfabric::io::simgrid;
 use ibfabric::options::{FrontEndDefaults, MAX_LAYERS, PathOptions};
 use ibfabric::routing::{ForwardingTables, LidTable, assign_lids, route_fabric};
-use ibfabric::simulation::{LayerPolicy, LinkModel, Platform};
+use ibfabric::simulation::{LayerPolicy, LinkModel, Platform, Ucx};
 use ibfabric::topology::{LinkSpeed, LinkWidth, PortRef};
 
 use crate::source::{has_lids, load_fabric, load_tables};
@@ -47,13 +47,17 @@ pub struct PlatformArgs {
     /// each, in node order.
     #[arg(long, value_name = "FILE")]
     pub hosts: Option<PathBuf>,
-    /// Which layer (LID offset) a host pair's traffic takes: `fixed:K`, `round-robin` (pair
-    /// i, j of the platform's hosts on layer (i + j) mod the destination's LIDs, as Open MPI
-    /// spread its queue pairs over LMC paths), or `parallel` (all layers at once: every
-    /// endpoint becomes one SimGrid host per LID, and `simulate` splits each message of a
-    /// phase pattern into one part per layer). SimGrid holds one route per host pair.
-    #[arg(long, default_value = "round-robin", value_name = "POLICY")]
-    pub layer_policy: LayerPolicyArg,
+    /// Which layers (LID offsets) a host pair's traffic takes. `ucx[:K]` (simulate's
+    /// default): what UCX, the transport under Open MPI 5 and MPICH, does with
+    /// UCX_IB_LID_PATH_BITS configured — messages up to --rndv-thresh on layer 0, larger ones
+    /// split evenly over layers 0..K-1 (K = UCX_MAX_RNDV_RAILS, default 2 or the LIDs if
+    /// fewer); every endpoint becomes K SimGrid hosts on its one cable, copy k reached over
+    /// layer k. `fixed:K` (simgrid's default): every pair on layer K; layer 0 is all UCX uses
+    /// without path bits. `parallel`: the split over all layers at once. `round-robin`: pair
+    /// i, j of the platform's hosts on layer (i + j) mod the destination's LIDs, a synthetic
+    /// spreading no MPI stack does. SimGrid holds one route per host pair.
+    #[arg(long, value_name = "POLICY")]
+    pub layer_policy: Option<LayerPolicyArg>,
     /// Rate of cables whose rate the fabric does not give (generated fabrics), as
     /// `WIDTH:SPEED`, e.g. 4x:HDR.
     #[arg(long, default_value = "4x:EDR", value_name = "WIDTH:SPEED")]
@@ -78,6 +82,8 @@ pub enum LayerPolicyArg {
     RoundRobin,
     /// `parallel`.
     Parallel,
+    /// `ucx` or `ucx:K`.
+    Ucx(Option<u16>),
 }
 
 impl FromStr for LayerPolicyArg {
@@ -86,13 +92,18 @@ impl FromStr for LayerPolicyArg {
         match s {
             "round-robin" => return Ok(Self::RoundRobin),
             "parallel" => return Ok(Self::Parallel),
+            "ucx" => return Ok(Self::Ucx(None)),
             _ => {}
         }
-        s.strip_prefix("fixed:")
-            .and_then(|k| k.parse().ok())
+        let number = |prefix: &str| s.strip_prefix(prefix).and_then(|k| k.parse().ok());
+        number("fixed:")
             .map(Self::Fixed)
+            .or_else(|| number("ucx:").map(|k| Self::Ucx(Some(k))))
             .ok_or_else(|| {
-                format!("{s:?}: expected fixed:K (K a layer number), round-robin or parallel")
+                format!(
+                    "{s:?}: expected ucx, ucx:K (K rendezvous layers), fixed:K (K a layer \
+                     number), round-robin or parallel"
+                )
             })
     }
 }
@@ -103,8 +114,105 @@ impl std::fmt::Display for LayerPolicyArg {
             Self::Fixed(k) => write!(f, "fixed:{k}"),
             Self::RoundRobin => f.write_str("round-robin"),
             Self::Parallel => f.write_str("parallel"),
+            Self::Ucx(None) => f.write_str("ucx"),
+            Self::Ucx(Some(k)) => write!(f, "ucx:{k}"),
         }
     }
+}
+
+/// How a job's messages use the layers: the policy of every host pair, and how many copies of
+/// each endpoint the platform holds (more than one: a message is split into that many parts,
+/// copy k to copy k over layer k).
+#[derive(Clone, Debug)]
+pub struct Layering {
+    /// The policy (for copies > 1, [`LayerPolicy::Parallel`]).
+    pub policy: LayerPolicy,
+    /// Hosts per endpoint.
+    pub copies: usize,
+    /// Bytes of each part of a message (the message when copies = 1).
+    pub part_bytes: u64,
+    /// What the report and the platform's notes call it.
+    pub name: String,
+}
+
+impl Layering {
+    /// `arg` on `ranks` of `routing`, for messages of `bytes` (None: a rendezvous-size message,
+    /// for a platform written without a benchmark) with UCX's rendezvous threshold
+    /// `rndv_thresh`.
+    pub fn resolve(
+        arg: &LayerPolicyArg,
+        routing: &Routing,
+        ranks: &[PortRef],
+        bytes: Option<u64>,
+        rndv_thresh: u64,
+    ) -> anyhow::Result<Self> {
+        let lids = fewest_lids(&routing.fabric, ranks);
+        let whole = |policy| Self {
+            policy,
+            copies: 1,
+            part_bytes: bytes.unwrap_or(0),
+            name: arg.to_string(),
+        };
+        Ok(match arg {
+            LayerPolicyArg::Fixed(k) => whole(LayerPolicy::Fixed(*k)),
+            LayerPolicyArg::RoundRobin => whole(LayerPolicy::RoundRobin),
+            LayerPolicyArg::Parallel => {
+                let copies = usize::from(lids);
+                Self {
+                    policy: LayerPolicy::Parallel { endpoints: 0 },
+                    copies,
+                    part_bytes: bytes.unwrap_or(0).div_ceil(copies as u64),
+                    name: arg.to_string(),
+                }
+            }
+            LayerPolicyArg::Ucx(rails) => {
+                let ucx = Ucx {
+                    rails: *rails,
+                    rndv_thresh,
+                };
+                let size = bytes.unwrap_or(rndv_thresh.saturating_add(1));
+                let split = ucx
+                    .split(size, lids)
+                    .with_context(|| format!("--layer-policy {arg}"))?;
+                let rails = ucx.rails(lids)?;
+                let copies = split.layers();
+                let how = if copies == 1 && size > rndv_thresh {
+                    "rendezvous on layer 0".to_string()
+                } else if copies == 1 {
+                    "eager on layer 0".to_string()
+                } else {
+                    format!(
+                        "rendezvous split over layers 0..{}, {} B per part",
+                        copies - 1,
+                        split.largest_part()
+                    )
+                };
+                Self {
+                    policy: if copies == 1 {
+                        LayerPolicy::Fixed(0)
+                    } else {
+                        LayerPolicy::Parallel { endpoints: 0 }
+                    },
+                    copies,
+                    part_bytes: if bytes.is_some() {
+                        split.largest_part()
+                    } else {
+                        0
+                    },
+                    name: format!("ucx:{rails} ({how}; rendezvous above {rndv_thresh} B)"),
+                }
+            }
+        })
+    }
+}
+
+/// The fewest LIDs (2^LMC) of the ranks' ports: the layers every pair can take.
+pub fn fewest_lids(fabric: &Fabric, ranks: &[PortRef]) -> u16 {
+    ranks
+        .iter()
+        .map(|p| 1u16 << fabric.node(p.node).ports[usize::from(p.port)].lmc)
+        .min()
+        .unwrap_or(1)
 }
 
 /// `--rate WIDTH:SPEED`.
@@ -204,15 +312,6 @@ impl PlatformArgs {
             }
         }
     }
-
-    /// The layer policy as the core takes it.
-    pub fn layer_policy(&self) -> LayerPolicy {
-        match self.layer_policy {
-            LayerPolicyArg::Fixed(k) => LayerPolicy::Fixed(k),
-            LayerPolicyArg::RoundRobin => LayerPolicy::RoundRobin,
-            LayerPolicyArg::Parallel => LayerPolicy::Parallel { endpoints: 0 },
-        }
-    }
 }
 
 /// The first port of `node` with a LID cabled to a switch.
@@ -258,14 +357,14 @@ fn ranks_from_file(fabric: &Fabric, path: &std::path::Path) -> anyhow::Result<Ve
 }
 
 /// The platform of `ranks` (one host per distinct port, in first-rank order) and each rank's
-/// host index. With [`LayerPolicy::Parallel`], every port is one host per LID (2^LMC, the
-/// fewest of the ranks' ports) and every rank that many ranks, copy k of rank r at
-/// k · ranks + r on copy k of its host.
+/// host index. With more than one copy ([`Layering`]), every port is that many hosts and every
+/// rank that many ranks, copy k of rank r at k · ranks + r on copy k of its host, reached over
+/// layer k.
 pub fn platform_of(
     routing: &Routing,
     ranks: &[PortRef],
     model: &LinkModel,
-    policy: &LayerPolicy,
+    layering: &Layering,
 ) -> anyhow::Result<(Platform, Vec<usize>)> {
     let mut ports: Vec<PortRef> = Vec::new();
     let mut host_of = Vec::with_capacity(ranks.len());
@@ -279,22 +378,16 @@ pub fn platform_of(
         host_of.push(i);
     }
     let parallel;
-    let policy = match policy {
-        LayerPolicy::Parallel { .. } => {
-            let copies = ports
-                .iter()
-                .map(|p| 1usize << routing.fabric.node(p.node).ports[usize::from(p.port)].lmc)
-                .min()
-                .unwrap_or(1);
-            let n = ports.len();
-            ports = (0..copies).flat_map(|_| ports.iter().copied()).collect();
-            host_of = (0..copies)
-                .flat_map(|k| host_of.iter().map(move |&h| k * n + h))
-                .collect();
-            parallel = LayerPolicy::Parallel { endpoints: n };
-            &parallel
-        }
-        other => other,
+    let policy = if layering.copies > 1 {
+        let (n, copies) = (ports.len(), layering.copies);
+        ports = (0..copies).flat_map(|_| ports.iter().copied()).collect();
+        host_of = (0..copies)
+            .flat_map(|k| host_of.iter().map(move |&h| k * n + h))
+            .collect();
+        parallel = LayerPolicy::Parallel { endpoints: n };
+        &parallel
+    } else {
+        &layering.policy
     };
     let platform = Platform::build(
         &routing.fabric,
@@ -340,9 +433,16 @@ pub fn run(args: SimgridArgs) -> anyhow::Result<ExitCode> {
     let model = args.platform.link_model()?;
     let routing = args.platform.route(args.platform.load_fabric()?)?;
     let ranks = args.platform.ranks(&routing.fabric)?;
-    let policy = args.platform.layer_policy();
-    let (platform, host_of) = platform_of(&routing, &ranks, &model, &policy)?;
-    let notes = notes(&routing, &args.platform.layer_policy.to_string(), &model);
+    let arg = args
+        .platform
+        .layer_policy
+        .clone()
+        .unwrap_or(LayerPolicyArg::Fixed(0));
+    // Without a message size, `ucx` is written for rendezvous messages (K hosts per endpoint);
+    // copy 0 of every host is also the eager lane, layer 0.
+    let layering = Layering::resolve(&arg, &routing, &ranks, None, Ucx::DEFAULT_RNDV_THRESH)?;
+    let (platform, host_of) = platform_of(&routing, &ranks, &model, &layering)?;
+    let notes = notes(&routing, &layering.name, &model);
     let mut files = vec![(
         args.out.clone(),
         simgrid::write_platform(&platform, &notes).into_bytes(),
@@ -359,7 +459,7 @@ pub fn run(args: SimgridArgs) -> anyhow::Result<ExitCode> {
         platform.links.len(),
         platform.route_count(),
         routing.description,
-        args.platform.layer_policy
+        layering.name
     );
     Ok(ExitCode::SUCCESS)
 }

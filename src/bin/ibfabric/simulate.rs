@@ -20,10 +20,10 @@ use clap::{Args, ValueEnum};
 use ibfabric::cli::output;
 use ibfabric::io::{simgrid, simgrid_bench};
 use ibfabric::simulation::traffic::{self, PhaseTable};
-use ibfabric::simulation::{LayerPolicy, Platform};
+use ibfabric::simulation::{LayerPolicy, Platform, Ucx};
 use serde::Serialize;
 
-use crate::simgrid::{PlatformArgs, notes, platform_of};
+use crate::simgrid::{LayerPolicyArg, Layering, PlatformArgs, notes, platform_of};
 use patterns::{Pattern, phases};
 use smpi::{compiled_bench, run_with_timeout, tail};
 
@@ -50,6 +50,11 @@ pub struct SimulateArgs {
     /// Meet at a barrier between phases (phase patterns).
     #[arg(long)]
     barrier: bool,
+    /// UCX_RNDV_THRESH for --layer-policy ucx: the largest message sent eagerly on layer 0;
+    /// larger ones are split over the first K layers. The default is the IB transports'
+    /// segment size, the floor of UCX's own estimate ("auto"; see `ibfabric::simulation::Ucx`).
+    #[arg(long, value_name = "BYTES", default_value_t = Ucx::DEFAULT_RNDV_THRESH)]
+    rndv_thresh: u64,
     /// Seed of the random permutation.
     #[arg(long, default_value_t = 1)]
     traffic_seed: u64,
@@ -146,35 +151,30 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         }
         _ => args.platform.route(args.platform.load_fabric()?)?,
     };
-    let (ranks, policy, policy_name) = match &schedule {
-        Some((s, _)) => {
-            let ranks = schedule::schedule_ranks(&routing, s)?;
-            if s.layers > 1 && args.platform.lfts.is_none() {
-                if matches!(args.platform.layer_policy(), LayerPolicy::Parallel { .. }) {
-                    bail!(
-                        "the MLFM layer layout gives each of the schedule's flows its layer; \
-                         --layer-policy parallel needs tables (--lfts)"
-                    );
-                }
-                let layers = traffic::schedule_pair_layers(s);
-                (
-                    ranks,
-                    LayerPolicy::PerPair(layers),
-                    "the schedule's".to_string(),
-                )
-            } else {
-                let name = args.platform.layer_policy.to_string();
-                (ranks, args.platform.layer_policy(), name)
+    let explicit = args.platform.layer_policy.clone();
+    let arg = explicit.clone().unwrap_or(LayerPolicyArg::Ucx(None));
+    let ranks = match &schedule {
+        Some((s, _)) => schedule::schedule_ranks(&routing, s)?,
+        None => args.platform.ranks(&routing.fabric)?,
+    };
+    let layering = match &schedule {
+        Some((s, _)) if s.layers > 1 && args.platform.lfts.is_none() => {
+            if let Some(arg) = &explicit
+                && !matches!(arg, LayerPolicyArg::Fixed(_) | LayerPolicyArg::RoundRobin)
+            {
+                bail!(
+                    "the MLFM layer layout gives each of the schedule's flows its layer; \
+                     --layer-policy {arg} needs tables (--lfts)"
+                );
+            }
+            Layering {
+                policy: LayerPolicy::PerPair(traffic::schedule_pair_layers(s)),
+                copies: 1,
+                part_bytes: args.bytes,
+                name: "the schedule's".to_string(),
             }
         }
-        None => {
-            let name = args.platform.layer_policy.to_string();
-            (
-                args.platform.ranks(&routing.fabric)?,
-                args.platform.layer_policy(),
-                name,
-            )
-        }
+        _ => Layering::resolve(&arg, &routing, &ranks, Some(args.bytes), args.rndv_thresh)?,
     };
     let table = phases(
         args.pattern,
@@ -183,18 +183,21 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         schedule.as_ref().map(|(s, _)| s),
         args.traffic_seed,
     )?;
-    let (platform, host_of) = platform_of(&routing, &ranks, &model, &policy)?;
+    let (platform, host_of) = platform_of(&routing, &ranks, &model, &layering)?;
+    let policy_name = layering.name.clone();
     let notes = notes(&routing, &policy_name, &model);
-    // Under the parallel policy every rank is one rank per layer, each sending its part.
-    let copies = host_of.len() / ranks.len().max(1);
+    // When the policy splits messages, every rank is one rank per part, each sending its part.
+    let copies = layering.copies;
     let (sent_table, part_bytes) = match &table {
         Some(t) if copies > 1 => (
             Some(traffic::split_over_copies(t, copies)),
-            args.bytes.div_ceil(copies as u64),
+            layering.part_bytes,
         ),
         None if copies > 1 => bail!(
-            "--layer-policy parallel splits the messages of a phase pattern (permutation, \
-             adversarial, shift, schedule); MPI's collectives ({}) cannot be split",
+            "--layer-policy {policy_name} splits each message into {copies} parts, which only \
+             a phase pattern (permutation, adversarial, half-shift, shift, schedule) can send; \
+             MPI's collectives ({}) cannot be split: give --layer-policy fixed:0 or ucx:1, or \
+             messages of at most --rndv-thresh bytes",
             args.pattern.name()
         ),
         _ => (table.clone(), args.bytes),

@@ -22,6 +22,8 @@ pub enum Pattern {
     Permutation,
     /// One phase: each switch's ranks send to the ranks of a farthest switch.
     Adversarial,
+    /// One phase: rank r sends to rank r + N/2 (mod N, N ranks).
+    HalfShift,
     /// The shift all-to-all in phases: phase p, rank r sends to r + p.
     Shift,
     /// The phases of --schedule.
@@ -36,6 +38,7 @@ impl Pattern {
             Self::Bcast => "bcast",
             Self::Permutation => "permutation",
             Self::Adversarial => "adversarial",
+            Self::HalfShift => "half-shift",
             Self::Shift => "shift",
             Self::Schedule => "schedule",
         }
@@ -53,6 +56,7 @@ pub fn phases(
     Ok(match pattern {
         Pattern::Alltoall | Pattern::Allreduce | Pattern::Bcast => None,
         Pattern::Permutation => Some(traffic::random_permutation(ranks.len(), seed)),
+        Pattern::HalfShift => Some(traffic::half_shift(ranks.len())),
         Pattern::Shift => {
             let names = (0..ranks.len()).map(|r| r.to_string()).collect();
             Some(traffic::from_schedule(&collectives::shift(names)))
