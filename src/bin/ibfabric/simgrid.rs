@@ -159,7 +159,11 @@ impl Layering {
             LayerPolicyArg::Parallel => {
                 let copies = usize::from(lids);
                 Self {
-                    policy: LayerPolicy::Parallel { endpoints: 0 },
+                    policy: if copies == 1 {
+                        LayerPolicy::Fixed(0)
+                    } else {
+                        LayerPolicy::Parallel { endpoints: 0 }
+                    },
                     copies,
                     part_bytes: bytes.unwrap_or(0).div_ceil(copies as u64),
                     name: arg.to_string(),
