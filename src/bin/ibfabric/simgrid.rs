@@ -175,9 +175,7 @@ impl Layering {
                     rndv_thresh,
                 };
                 let size = bytes.unwrap_or(rndv_thresh.saturating_add(1));
-                let split = ucx
-                    .split(size, lids)
-                    .with_context(|| format!("--layer-policy {arg}"))?;
+                let split = ucx.split(size, lids).context("--layer-policy")?;
                 let rails = ucx.rails(lids)?;
                 let copies = split.layers();
                 let how = if copies == 1 && size > rndv_thresh {
