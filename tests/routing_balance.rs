@@ -3,9 +3,18 @@
 //! cable, all layers together), next to the path diversity the balancing must not cost.
 //!
 //! The routing issue asks for max/mean ≤ 1.10 on every layer set. The layered routing reaches
-//! it on every fabric below with 2, 4 or 8 layers, with no fewer pairs with three (or two)
-//! disjoint paths than before the link-load balancing, and Slim Fly q = 5 with 4 layers at its
-//! structural limit of 6/7 (girth 5: adjacent switches have no detour of at most 3 hops).
+//! it on every fabric below with 2, 4 or 8 layers.
+//!
+//! The layers are built and balanced prefix by prefix (layer 0, layer 1, layers 2-3, 4-7), as
+//! MPI stacks split bulk traffic evenly over the first K layers; the routes of a prefix stay
+//! when the next block is added. That costs some disjoint paths against balancing all layers
+//! together, and the prefix-throughput issue chose throughput where the two conflict: the
+//! floors below are what the prefix-by-prefix routing reaches (seed 1: q = 5 with 4 layers
+//! 84.4 % of the pairs with three disjoint paths, against the structural limit of 6/7 = 85.7 %
+//! reached before — girth 5: adjacent switches have no detour of at most 3 hops; q = 7 with 4
+//! layers 94.7 % against 96.0 %), and BENCHMARKS.md ("Throughput of each prefix of layers")
+//! gives the frontier: layers 0-1 carry all-to-all traffic at 0.79× (q = 5) and 0.90× (q = 7)
+//! of layer 0 alone instead of 0.52× and 0.53×.
 //!
 //! One exception, with one layer (minimal routing alone): on q = 7 the least possible maximum
 //! over all choices among minimal paths is 684 routes against a mean of 598.9 (1.142; an
@@ -62,8 +71,8 @@ fn balances(q: u32, layers: usize, bound: f64, floor3: f64, floor2: f64) {
 /// One test per (fabric, layers): `name: q, layers, bound on link-load max/mean, floor on the
 /// fraction of pairs with three edge-disjoint paths, floor on the fraction with two`. The
 /// floors are what the routing reached before load balancing or right after it, whichever was
-/// lower (the issue's targets where it names them: 6/7 for q = 5 with 4 layers, 96 % for q = 7
-/// with 4, 99.5 % with 8), so balancing may not lose diversity.
+/// lower, so balancing may not lose diversity; for the 4-layer sets of q = 4, 5 and 7, what
+/// the prefix-by-prefix routing reaches (see the module documentation).
 macro_rules! balance_cases {
     ($($name:ident: $q:literal, $layers:literal, $bound:expr, $floor3:expr, $floor2:expr;)*) => {$(
         #[test]
@@ -76,14 +85,14 @@ macro_rules! balance_cases {
 mod layered_routing_balances_link_load_without_losing_disjoint_paths {
     use super::*;
     balance_cases! {
-        slimfly_q4_layers_2: 4, 2, 1.10, 0.0, 0.701;
-        slimfly_q4_layers_4: 4, 4, 1.10, 0.781, 1.0;
+        slimfly_q4_layers_2: 4, 2, 1.10, 0.0, 0.69;
+        slimfly_q4_layers_4: 4, 4, 1.10, 0.781, 0.97;
         slimfly_q4_layers_8: 4, 8, 1.10, 0.838, 1.0;
         slimfly_q5_layers_2: 5, 2, 1.10, 0.0, 0.515;
-        slimfly_q5_layers_4: 5, 4, 1.10, 6.0 / 7.0 - 1e-9, 6.0 / 7.0 - 1e-9;
+        slimfly_q5_layers_4: 5, 4, 1.10, 0.84, 6.0 / 7.0 - 1e-9;
         slimfly_q5_layers_8: 5, 8, 1.10, 6.0 / 7.0 - 1e-9, 6.0 / 7.0 - 1e-9;
         slimfly_q7_layers_2: 7, 2, 1.10, 0.0, 0.773;
-        slimfly_q7_layers_4: 7, 4, 1.10, 0.96, 0.999;
+        slimfly_q7_layers_4: 7, 4, 1.10, 0.945, 0.999;
         slimfly_q7_layers_8: 7, 8, 1.10, 0.995, 1.0;
         slimfly_q8_layers_2: 8, 2, 1.10, 0.0, 0.755;
         slimfly_q8_layers_4: 8, 4, 1.10, 0.855, 0.999;
@@ -185,13 +194,14 @@ macro_rules! every_seed {
     )*};
 }
 
-/// The issue's 96 % of pairs with three disjoint paths for q = 7, the structural limit 6/7
-/// for q = 5.
+/// Pairs with three disjoint paths for q = 7 and q = 5 as the prefix-by-prefix routing
+/// reaches them over seeds 1 to 8 (q = 7: 94.4 % to 94.8 %, 96 % before it; q = 5: 83.8 % to
+/// 84.4 %, the structural limit 6/7 before; see the module documentation).
 mod four_layers_meet_the_targets_for_every_seed {
     use super::*;
     every_seed! {
-        slimfly_q7: 7, 0.96;
-        slimfly_q5: 5, 6.0 / 7.0 - 1e-9;
+        slimfly_q7: 7, 0.94;
+        slimfly_q5: 5, 0.835;
     }
 }
 
@@ -212,8 +222,9 @@ fn balancing_keeps_the_large_fabrics_diverse() {
 
 /// Slim Fly q with `layers` layers under the lanes by port pair's rule (every route unimodal
 /// in the cable order, [`Turns::Unimodal`]), seed 1: link-load max/mean at most 1.10 and at
-/// least `floor3` of the pairs with three edge-disjoint paths (the issue's targets where it
-/// names them: 6/7 for q = 5 with 4 layers, 96 % and 99.5 % for q = 7 with 4 and 8).
+/// least `floor3` of the pairs with three edge-disjoint paths (6/7 for q = 5 with 8 layers and
+/// 99.5 % for q = 7 with 8; with 4 layers what the prefix-by-prefix routing reaches: q = 5
+/// 83.3 %, q = 7 92.8 %, see the module documentation).
 fn unimodal_balances(q: u32, layers: usize, floor3: f64) {
     use ibfabric::routing::{Algorithm, PathLengths, RoutingConfig, Turns};
     let spec = slim_fly(q);
@@ -252,10 +263,10 @@ mod unimodal_routing_balances_link_load {
         slimfly_q4_layers_4: 4, 4, 0.0;
         slimfly_q4_layers_8: 4, 8, 0.0;
         slimfly_q5_layers_2: 5, 2, 0.0;
-        slimfly_q5_layers_4: 5, 4, 6.0 / 7.0 - 1e-9;
+        slimfly_q5_layers_4: 5, 4, 0.83;
         slimfly_q5_layers_8: 5, 8, 6.0 / 7.0 - 1e-9;
         slimfly_q7_layers_2: 7, 2, 0.0;
-        slimfly_q7_layers_4: 7, 4, 0.96;
+        slimfly_q7_layers_4: 7, 4, 0.925;
         slimfly_q7_layers_8: 7, 8, 0.995;
         slimfly_q8_layers_2: 8, 2, 0.0;
         slimfly_q8_layers_4: 8, 4, 0.0;

@@ -41,6 +41,20 @@ impl Layers {
         }
     }
 
+    /// Adds empty layers up to `count` (each destination its own root), keeping the layers
+    /// there are: the driver builds and balances a prefix of layers before it adds the next.
+    pub fn extend_to(&mut self, count: usize) {
+        let n = self.n;
+        for l in self.count..count {
+            self.next.extend(std::iter::repeat_n(NONE, n * n));
+            self.hops.extend(std::iter::repeat_n(UNSET, n * n));
+            for t in 0..n {
+                self.hops[(l * n + t) * n + t] = 0;
+            }
+        }
+        self.count = self.count.max(count);
+    }
+
     /// Number of layers.
     pub fn count(&self) -> usize {
         self.count

@@ -29,9 +29,13 @@ use super::config::{PathLengths, longest_allowed};
 use super::disjoint::{DISJOINT_TARGET, PathFlow, count_disjoint, pair_disjoint};
 use super::graph::RoutingGraph;
 use super::layers::Layers;
-use super::tree::{MAX_ROUTE, Tree, route_loads, walk};
+use super::tree::{MAX_ROUTE, Tree, prefix_loads, walk};
+use std::ops::Range;
 
-/// Rebalances the link load of all layers of `layers` (see the module documentation).
+/// Rebalances the link load of the layers `0..movable.end` of `layers` (see the module
+/// documentation), moving routes of the layers in `movable` only: the layers below are a
+/// prefix balanced before, and stay as they are so that it stays balanced on its own; the
+/// layers above do not count (a prefix is balanced for the traffic split over it alone).
 /// `lengths` bounds the layers after layer 0 (`None`: every layer stays minimal). Returns the
 /// resulting link loads, per directed edge, and the edge-disjoint paths across all layers of
 /// every pair (s, t), `t * n + s`, for the destinations t with endpoints. With `cables`, every
@@ -42,9 +46,10 @@ pub(super) fn rebalance(
     lengths: Option<&PathLengths>,
     cables: Option<&CableOrder>,
     rounds: usize,
+    movable: Range<usize>,
 ) -> (Vec<u64>, Vec<u8>) {
     let n = graph.len();
-    let mut loads = route_loads(graph, layers);
+    let mut loads = prefix_loads(graph, layers, movable.end);
     let mut disjoint = vec![0u8; n * n];
     count_disjoint(graph, layers, layers.count(), &mut disjoint);
     let mut pass = Pass {
@@ -64,7 +69,7 @@ pub(super) fn rebalance(
     for _ in 0..rounds {
         let mut moved = 0;
         pass.mean = pass.loads.iter().sum::<u64>() / pass.loads.len().max(1) as u64;
-        for l in 0..layers.count() {
+        for l in movable.clone() {
             for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
                 moved += pass.destination(layers, l, t);
             }
@@ -293,6 +298,7 @@ mod tests {
     use crate::routing::fixtures::{
         SMALL_FABRICS, all_disjoint, assert_valid, graph, same_layers, searched_layers,
     };
+    use crate::routing::tree::route_loads;
 
     /// Every small fabric with four almost-minimal layers and with two minimal ones, searched
     /// (seed 1) and then rebalanced; before and after.
@@ -303,7 +309,10 @@ mod tests {
                 let graph = graph(spec);
                 let before = searched_layers(&graph, count, lengths.as_ref(), 1);
                 let mut after = before.clone();
-                rebalance(&graph, &mut after, lengths.as_ref(), None, 4);
+                {
+                    let count = after.count();
+                    rebalance(&graph, &mut after, lengths.as_ref(), None, 4, 0..count)
+                };
                 cases.push((format!("{spec} L={count}"), graph, lengths, before, after));
             }
         }
@@ -351,7 +360,10 @@ mod tests {
         for (what, graph, lengths, before, _) in cases() {
             let n = graph.len();
             let mut layers = before.clone();
-            let (loads, disjoint) = rebalance(&graph, &mut layers, lengths.as_ref(), None, 4);
+            let (loads, disjoint) = {
+                let count = layers.count();
+                rebalance(&graph, &mut layers, lengths.as_ref(), None, 4, 0..count)
+            };
             assert_eq!(loads, route_loads(&graph, &layers), "{what}");
             let recount = all_disjoint(&graph, &layers);
             for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
@@ -370,7 +382,10 @@ mod tests {
     fn rebalancing_is_deterministic() {
         for (what, graph, lengths, before, after) in cases() {
             let mut again = before.clone();
-            rebalance(&graph, &mut again, lengths.as_ref(), None, 4);
+            {
+                let count = again.count();
+                rebalance(&graph, &mut again, lengths.as_ref(), None, 4, 0..count)
+            };
             assert!(same_layers(&graph, &after, &again), "{what}");
         }
     }
@@ -379,7 +394,10 @@ mod tests {
     fn no_rounds_change_nothing() {
         for (what, graph, lengths, before, _) in cases() {
             let mut layers = before.clone();
-            rebalance(&graph, &mut layers, lengths.as_ref(), None, 0);
+            {
+                let count = layers.count();
+                rebalance(&graph, &mut layers, lengths.as_ref(), None, 0, 0..count)
+            };
             assert!(same_layers(&graph, &before, &layers), "{what}");
         }
     }

@@ -17,10 +17,16 @@ pub(super) const MAX_ROUTE: usize = 16;
 /// Routes per directed edge: every sending switch's endpoints × the destination's endpoints,
 /// along its route, in every layer.
 pub(super) fn route_loads(graph: &RoutingGraph, layers: &Layers) -> Vec<u64> {
+    prefix_loads(graph, layers, layers.count())
+}
+
+/// [`route_loads`] of the layers `0..count`: what the traffic an MPI stack splits evenly over
+/// the first `count` layers puts on each link (times `count`).
+pub(super) fn prefix_loads(graph: &RoutingGraph, layers: &Layers, count: usize) -> Vec<u64> {
     let n = graph.len();
     let mut loads = vec![0u64; graph.edge_count()];
     let mut tree = Tree::default();
-    for l in 0..layers.count() {
+    for l in 0..count.min(layers.count()) {
         for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
             tree.build(graph, layers, l, t);
             let receivers = u64::from(graph.endpoints[t]);

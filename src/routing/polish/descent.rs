@@ -22,7 +22,7 @@ impl State<'_> {
         let n = graph.len();
         let a = graph.edge_from[e] as usize;
         found.clear();
-        for l in 0..layers.count() {
+        for l in self.movable_layers(layers) {
             for t in (0..n).filter(|&t| graph.endpoints[t] > 0 && t != a) {
                 if layers.next_edge(l, a, t) != Some(e) {
                     continue;

@@ -24,6 +24,9 @@ impl State<'_> {
         edge: usize,
     ) -> Option<Move> {
         let graph = self.graph;
+        if !self.movable.contains(&l) {
+            return None; // a layer of the prefix balanced before, or one the loads omit
+        }
         let e0 = layers.next_edge(l, s, t)?;
         if edge == e0 || self.tabu.iter().any(|&(key, _)| key == (l, s, t)) {
             return None;

@@ -121,7 +121,8 @@ impl State<'_> {
         let below = self.below;
         let d = graph.dist(s, t);
         let mut paths: Vec<(usize, Vec<u32>)> = Vec::new();
-        for l in 1..layers.count() {
+        let movable = self.movable_layers(layers);
+        for l in movable.start.max(1)..movable.end {
             let longest = longest_allowed(self.lengths, l, d).min(MAX_FORCED);
             let mut path = vec![s as u32];
             self.lay(layers, l, t, longest, &mut path, &mut paths);

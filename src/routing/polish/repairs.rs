@@ -49,7 +49,7 @@ impl State<'_> {
         let mut old = [0u32; MAX_ROUTE];
         let mut new = [0u32; MAX_ROUTE];
         let mut found = Vec::new();
-        for l in 0..layers.count() {
+        for l in self.movable_layers(layers) {
             if layers.next_edge(l, s, t).is_none() {
                 continue;
             }

@@ -11,6 +11,7 @@ use crate::routing::disjoint::{PathFlow, pairs_lacking};
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layers::Layers;
 use crate::routing::tree::{Tree, load_cap};
+use std::ops::Range;
 
 /// A move: s re-points its next hop towards t in layer l to `edge`, with `hops` hops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +30,9 @@ pub(super) struct State<'a> {
     pub(super) lengths: Option<&'a PathLengths>,
     /// The order every route stays unimodal in (`None`: any turns); set after [`State::new`].
     pub(super) cables: Option<&'a CableOrder>,
+    /// The layers the search may move routes of (set after [`State::new`]); `loads` count the
+    /// layers up to its end. The layers below form a prefix balanced before, and stay.
+    pub(super) movable: Range<usize>,
     /// 1.10 × the mean link load when the pass started.
     pub(super) cap: u64,
     /// `below` when the pass started: while the maximum load is over the cap, moves may spend
@@ -105,6 +109,7 @@ impl<'a> State<'a> {
             graph,
             lengths,
             cables: None,
+            movable: 0..usize::MAX,
             cap,
             floor: below,
             loads,
@@ -129,6 +134,11 @@ impl<'a> State<'a> {
 }
 
 impl State<'_> {
+    /// The layers whose routes the search may move.
+    pub(super) fn movable_layers(&self, layers: &Layers) -> Range<usize> {
+        self.movable.start..self.movable.end.min(layers.count())
+    }
+
     /// Makes `self.tree` and `self.slack` describe layer l's tree into t.
     pub(super) fn build_tree(&mut self, layers: &Layers, l: usize, t: usize) {
         if self.tree_key == Some((l, t)) {

@@ -27,7 +27,7 @@ pub(super) fn rebalanced(
 ) -> (RoutingGraph, Layers, Vec<u64>, Vec<u8>) {
     let graph = graph(spec);
     let mut layers = searched_layers(&graph, count, lengths, 1);
-    let (loads, disjoint) = rebalance(&graph, &mut layers, lengths, None, 4);
+    let (loads, disjoint) = rebalance(&graph, &mut layers, lengths, None, 4, 0..count);
     (graph, layers, loads, disjoint)
 }
 
