@@ -55,12 +55,16 @@ pub fn shared_fixtures<const N: usize>(relative: [&str; N]) -> Option<[PathBuf; 
     Some(paths)
 }
 
-/// The one line a skipped test prints: which test, which file was missing, and why.
+/// The one line a skipped test prints: which test, which file was missing, and why. Written to
+/// the process's stderr directly, not with `eprintln!`, which the test harness captures and
+/// shows only for failing tests: a skip is seen in every run.
 fn skipped(missing: &Path) {
+    use std::io::Write;
     let current = std::thread::current();
     let test = current.name().unwrap_or("test");
-    eprintln!(
-        "skipped {test}: {} is missing (the shared real-world dumps are not beside this checkout)",
+    let line = format!(
+        "skipped {test}: {} is missing (the shared real-world dumps are not beside this checkout)\n",
         missing.display()
     );
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
