@@ -33,8 +33,13 @@ fn a_real_fdr10_and_qdr_cluster_replays_exactly() {
 }
 
 #[test]
-fn loopback_cables_mixed_speeds_and_degraded_links_replay_exactly() {
+fn loopback_cables_and_mixed_speeds_replay_exactly() {
     replay("jabl-ibtopotool_mixed-speed-loopback_3.topo");
+}
+
+#[test]
+fn a_degraded_link_and_two_port_hcas_replay_exactly() {
+    // The example of `man ibnetdiscover`: a 1xSDR link, HCAs with both ports cabled.
     replay("jabl-ibtopotool_manpage-voltaire_1.topo");
 }
 

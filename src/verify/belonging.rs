@@ -153,11 +153,10 @@ mod tests {
     fn mid_wiring_the_share_is_of_the_nodes_seen() {
         // Rack R05 and R04's hosts not cabled yet: 160 of the 250 devices seen, all named. A
         // share of the plan's devices (64 %) would refuse at 75 %; of the nodes seen it is all.
-        let fixture = |f: &str| crate::io::fixture(&format!("ibsim-generated/slimfly-q5/{f}"));
-        let (Some(plan), Some(dump)) = (
-            fixture("slimfly_q5_plan.csv"),
-            fixture("partial.ibnetdiscover.topo"),
-        ) else {
+        let Some([plan, dump]) = crate::io::shared_fixtures::shared_texts([
+            "ibsim-generated/slimfly-q5/slimfly_q5_plan.csv",
+            "ibsim-generated/slimfly-q5/partial.ibnetdiscover.topo",
+        ]) else {
             return;
         };
         let plan = crate::plan::csv::read(&plan, "sf5").unwrap();
@@ -169,11 +168,11 @@ mod tests {
 
     #[test]
     fn an_iblinkinfo_of_other_nodes_is_refused() {
-        let (Some(dump), Some(own), Some(other)) = (
-            crate::io::fixture("ibsim-generated/slimfly-q5/clean.ibnetdiscover.topo"),
-            crate::io::fixture("ibsim-generated/slimfly-q5/clean.iblinkinfo.txt"),
-            crate::io::fixture("ibsim-generated/baseline/iblinkinfo.txt"),
-        ) else {
+        let Some([dump, own, other]) = crate::io::shared_fixtures::shared_texts([
+            "ibsim-generated/slimfly-q5/clean.ibnetdiscover.topo",
+            "ibsim-generated/slimfly-q5/clean.iblinkinfo.txt",
+            "ibsim-generated/baseline/iblinkinfo.txt",
+        ]) else {
             return;
         };
         let dump = crate::io::ibnetdiscover::parse(&dump, None).unwrap();

@@ -722,7 +722,7 @@ fn aggregation_nodes_are_not_cables_nor_devices() {
 
 #[test]
 fn a_move_into_a_port_holding_an_unplanned_cable_waits_for_its_removal() {
-    let Some(plan) = fixture_plan() else { return };
+    let plan = plan("slimfly:q=5");
     let mut wiring = Wiring::from_plan(&plan);
     let e = |d: &str, p| end(&plan, d, p);
     // A cable's far end moved to a spare port, and an unplanned cable in the port it left;

@@ -55,6 +55,16 @@ pub fn shared_fixtures<const N: usize>(relative: [&str; N]) -> Option<[PathBuf; 
     Some(paths)
 }
 
+/// The texts of the shared dumps `relative` names (read as by [`shared_text`]), or `None` after
+/// one skip line naming the first one missing.
+pub fn shared_texts<const N: usize>(relative: [&str; N]) -> Option<[String; N]> {
+    let paths = shared_fixtures(relative)?;
+    Some(paths.map(|path| {
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        String::from_utf8_lossy(&bytes).into_owned()
+    }))
+}
+
 /// The one line a skipped test prints: which test, which file was missing, and why. Written to
 /// the process's stderr directly, not with `eprintln!`, which the test harness captures and
 /// shows only for failing tests: a skip is seen in every run.
