@@ -78,7 +78,7 @@ pub fn prime_power(q: u32) -> Option<(u32, u32)> {
     if q < 2 {
         return None;
     }
-    let p = (2..=q).find(|d| q % d == 0)?;
+    let p = (2..=q).find(|d| q.is_multiple_of(*d))?;
     let (mut rest, mut k) = (q, 0);
     while rest % p == 0 {
         rest /= p;

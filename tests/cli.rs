@@ -3,8 +3,11 @@
 // Only the command runner of the shared test harness (the rest needs the InfiniBand stack).
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/shared_fixtures.rs"]
+mod shared_fixtures;
 
 use cli::{ibfabric, stderr};
+use shared_fixtures::shared_fixture;
 use std::process::Output;
 
 /// The command refused its input: exit 2 and a message containing `what`.
@@ -127,10 +130,10 @@ fn diff_exits_1_and_lists_exactly_what_differs() {
 
 #[test]
 fn a_real_dump_converts_to_every_format() {
-    let dump = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/fixtures/ibnetdiscover/loginoff-infiniband_topology_fdr10-qdr-8sw_topo.txt"
-    );
+    let Some(dump) = shared_fixture("loginoff-infiniband_topology_fdr10-qdr-8sw_topo.txt") else {
+        return;
+    };
+    let dump = dump.to_str().unwrap();
     for format in [
         "yaml",
         "json",

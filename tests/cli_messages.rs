@@ -32,11 +32,15 @@ fn refused(args: &[&str]) -> String {
     stderr(&out)
 }
 
-fn dump_fixture() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/fixtures/ibnetdiscover/ibsim-generated/slimfly-q5/clean.ibnetdiscover.topo"
-    ))
+/// An `ibnetdiscover` dump of the Slim Fly q = 5, written by `ibfabric topo` into a directory
+/// that lives as long as the returned handle.
+fn dump_fixture() -> (tempfile::TempDir, PathBuf) {
+    let out = ibfabric(&["topo", "slimfly", "--q", "5", "--format", "ibnetdiscover"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slimfly-q5.topo");
+    std::fs::write(&path, &out.stdout).unwrap();
+    (dir, path)
 }
 
 #[test]
@@ -114,24 +118,24 @@ fn circulant_suggestions_are_accepted() {
 
 #[test]
 fn a_dump_with_a_byte_that_is_not_utf8_is_read_with_a_warning_naming_the_line() {
-    let clean = std::fs::read(dump_fixture()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    // A stray byte in the first node description (a switch's model name), wherever it is.
+    let (dir, clean_path) = dump_fixture();
+    let clean = std::fs::read(&clean_path).unwrap();
+    // A stray byte inside the first switch's description (after its first character).
     let mut bad = Vec::new();
     let mut bad_line = None;
     for (i, line) in clean.split_inclusive(|&b| b == b'\n').enumerate() {
-        let at = line.windows(7).position(|w| w == b"MSB7800");
+        let at = line.windows(3).position(|w| w == b"# \"");
         match at {
-            Some(at) if bad_line.is_none() => {
+            Some(at) if bad_line.is_none() && line.starts_with(b"Switch") => {
                 bad_line = Some(i + 1);
-                bad.extend_from_slice(&line[..at + 3]);
+                bad.extend_from_slice(&line[..at + 4]);
                 bad.push(0xff);
-                bad.extend_from_slice(&line[at + 3..]);
+                bad.extend_from_slice(&line[at + 4..]);
             }
             _ => bad.extend_from_slice(line),
         }
     }
-    let bad_line = bad_line.expect("a switch description in the fixture");
+    let bad_line = bad_line.expect("a switch header in the dump");
     let path = dir.path().join("bad.topo");
     std::fs::write(&path, &bad).unwrap();
     let out = ibfabric(&[
@@ -150,7 +154,7 @@ fn a_dump_with_a_byte_that_is_not_utf8_is_read_with_a_warning_naming_the_line() 
     let clean_out = ibfabric(&[
         "topo",
         "ibnetdiscover",
-        dump_fixture().to_str().unwrap(),
+        clean_path.to_str().unwrap(),
         "--format",
         "json",
     ]);
@@ -163,8 +167,9 @@ fn a_dump_with_a_byte_that_is_not_utf8_is_read_with_a_warning_naming_the_line() 
 
 #[test]
 fn dash_reads_a_dump_from_standard_input() {
-    let dump = std::fs::read(dump_fixture()).unwrap();
-    let from_file = ibfabric(&["topo", "ibnetdiscover", dump_fixture().to_str().unwrap()]);
+    let (_dir, path) = dump_fixture();
+    let dump = std::fs::read(&path).unwrap();
+    let from_file = ibfabric(&["topo", "ibnetdiscover", path.to_str().unwrap()]);
     let from_stdin = ibfabric_with_stdin(&["topo", "ibnetdiscover", "-"], &dump);
     assert!(from_stdin.status.success(), "{}", stderr(&from_stdin));
     assert_eq!(from_stdin.stdout, from_file.stdout);
@@ -172,7 +177,8 @@ fn dash_reads_a_dump_from_standard_input() {
 
 #[test]
 fn dash_twice_is_refused() {
-    let dump = std::fs::read(dump_fixture()).unwrap();
+    let (_dir, path) = dump_fixture();
+    let dump = std::fs::read(&path).unwrap();
     let out = ibfabric_with_stdin(&["diff", "--expected", "-", "--actual", "-"], &dump);
     assert_eq!(out.status.code(), Some(2));
     assert!(

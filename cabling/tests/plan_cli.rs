@@ -1,18 +1,13 @@
 //! `cabling plan` from the command line: imported cable lists keep their rack and U positions
 //! and say which devices have none; label printer output.
 
-use std::path::PathBuf;
+#[path = "../../tests/common/shared_fixtures.rs"]
+mod shared_fixtures;
+
 use std::process::{Command, Output};
 
 use ibfabric::plan::document::PlanDocument;
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/fixtures/ibnetdiscover/ibsim-generated/slimfly-q5"
-    ))
-    .join(name)
-}
+use shared_fixtures::shared_fixture;
 
 fn cabling(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cabling"))
@@ -23,7 +18,10 @@ fn cabling(args: &[&str]) -> Output {
 
 #[test]
 fn an_import_keeps_the_lists_racks_and_us_and_names_devices_without_a_u() {
-    let list = fixture("slimfly_q5_plan.csv");
+    // A cable list made outside this project (by hand, for the ibsim Slim Fly fixtures).
+    let Some(list) = shared_fixture("ibsim-generated/slimfly-q5/slimfly_q5_plan.csv") else {
+        return;
+    };
     let out = cabling(&["plan", "import", list.to_str().unwrap()]);
     assert!(
         out.status.success(),

@@ -1,15 +1,18 @@
-//! `cabling verify` on the Slim Fly q=5 fixtures (dumps of the real tools under ibsim): the
-//! exact technician text, the punch lists, exit statuses and errors.
+//! `cabling verify` on the Slim Fly q=5 fixtures (dumps of the real tools under ibsim, read
+//! from the shared dumps beside the repository when present): the exact technician text, the
+//! punch lists, exit statuses and errors; and on the project's own generated plan and dump.
 
-use std::path::PathBuf;
+#[path = "../../tests/common/shared_fixtures.rs"]
+mod shared_fixtures;
+
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/fixtures/ibnetdiscover/ibsim-generated/slimfly-q5"
-    ))
-    .join(name)
+use shared_fixtures::shared_fixture;
+
+/// A file of the shared Slim Fly q = 5 dumps, or `None` (skip line printed) when missing.
+fn fixture(name: &str) -> Option<PathBuf> {
+    shared_fixture(&format!("ibsim-generated/slimfly-q5/{name}"))
 }
 
 fn cabling(args: &[&str]) -> Output {
@@ -19,9 +22,44 @@ fn cabling(args: &[&str]) -> Output {
         .expect("run cabling")
 }
 
-fn verify(dump: &str, extra: &[&str]) -> Output {
-    let plan = fixture("slimfly_q5_plan.csv");
-    let dump = fixture(dump);
+/// `cabling verify` of the shared plan against the shared dump `dump`, or `None` (skip line
+/// printed) when either is missing.
+fn verify(dump: &str, extra: &[&str]) -> Option<Output> {
+    let plan = fixture("slimfly_q5_plan.csv")?;
+    let dump = fixture(dump)?;
+    let mut args = vec![
+        "verify",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--ibnetdiscover",
+        dump.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    Some(cabling(&args))
+}
+
+/// The project's own Slim Fly q = 5, written into `dir`: the plan `cabling plan` makes
+/// (`plan.csv`) and the `ibnetdiscover` dump of the fabric as built (`fabric.topo`), which
+/// match cable for cable.
+fn generated(dir: &Path) -> (PathBuf, PathBuf) {
+    let out = cabling(&["plan", "slimfly", "--q", "5", "--format", "csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan = dir.join("plan.csv");
+    std::fs::write(&plan, &out.stdout).unwrap();
+    let fabric = "slimfly:q=5"
+        .parse::<ibfabric::topology::TopologySpec>()
+        .unwrap()
+        .build()
+        .unwrap();
+    let dump = dir.join("fabric.topo");
+    std::fs::write(&dump, ibfabric::io::ibnetdiscover::write(&fabric)).unwrap();
+    (plan, dump)
+}
+
+/// `cabling verify` of the generated plan against the generated dump (see [`generated`]).
+fn verify_generated(extra: &[&str]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, dump) = generated(dir.path());
     let mut args = vec![
         "verify",
         "--plan",
@@ -75,20 +113,28 @@ progress (cables verified / expected):
 
 #[test]
 fn the_faulty_fixture_reads_as_six_actions_for_its_six_faults() {
-    let map = fixture("node-name-map.txt");
-    let out = verify(
+    let Some(map) = fixture("node-name-map.txt") else {
+        return;
+    };
+    let Some(out) = verify(
         "faulty.ibnetdiscover.topo",
         &["--node-name-map", map.to_str().unwrap()],
-    );
+    ) else {
+        return;
+    };
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(stdout(&out), FAULTY_TEXT);
     // By descriptions alone the same actions; iblinkinfo adds that the missing cable's ports
     // are dark.
-    let links = fixture("faulty.iblinkinfo.txt");
-    let out = verify(
+    let Some(links) = fixture("faulty.iblinkinfo.txt") else {
+        return;
+    };
+    let Some(out) = verify(
         "faulty.ibnetdiscover.topo",
         &["--iblinkinfo", links.to_str().unwrap()],
-    );
+    ) else {
+        return;
+    };
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
     assert!(text.contains("(250 by description)"), "{text}");
@@ -106,15 +152,21 @@ fn the_faulty_fixture_reads_as_six_actions_for_its_six_faults() {
 
 #[test]
 fn the_clean_fixture_exits_0_and_the_partial_one_lists_what_is_left_to_cable() {
-    let links = fixture("clean.iblinkinfo.txt");
-    let out = verify(
+    let Some(links) = fixture("clean.iblinkinfo.txt") else {
+        return;
+    };
+    let Some(out) = verify(
         "clean.ibnetdiscover.topo",
         &["--iblinkinfo", links.to_str().unwrap()],
-    );
+    ) else {
+        return;
+    };
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).contains("\nno actions: the fabric is cabled as planned\n"));
 
-    let out = verify("partial.ibnetdiscover.topo", &[]);
+    let Some(out) = verify("partial.ibnetdiscover.topo", &[]) else {
+        return;
+    };
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
     assert!(text.contains("\n80 actions:\n"), "{text}");
@@ -128,7 +180,9 @@ fn the_clean_fixture_exits_0_and_the_partial_one_lists_what_is_left_to_cable() {
 
 #[test]
 fn punch_lists_come_as_csv_and_json() {
-    let out = verify("faulty.ibnetdiscover.topo", &["--format", "csv"]);
+    let Some(out) = verify("faulty.ibnetdiscover.topo", &["--format", "csv"]) else {
+        return;
+    };
     assert_eq!(out.status.code(), Some(1));
     let csv = stdout(&out);
     let lines: Vec<&str> = csv.lines().collect();
@@ -137,7 +191,9 @@ fn punch_lists_come_as_csv_and_json() {
     assert!(lines[3].starts_with(
         "R02,38,sw0-1-2,7,swap,SF-0045 SF-0046,swap the cables in R02 U38 sw0-1-2 ports 7 and 8 ["
     ), "{}", lines[3]);
-    let out = verify("faulty.ibnetdiscover.topo", &["--format", "json"]);
+    let Some(out) = verify("faulty.ibnetdiscover.topo", &["--format", "json"]) else {
+        return;
+    };
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["counts"]["miswired"], 5);
     assert_eq!(doc["actions"][2]["action"], "swap");
@@ -147,8 +203,10 @@ fn punch_lists_come_as_csv_and_json() {
 
 #[test]
 fn bad_input_exits_2_naming_the_file() {
-    let plan = fixture("slimfly_q5_plan.csv");
-    let not_a_dump = fixture("faults.txt");
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, dump) = generated(dir.path());
+    let not_a_dump = dir.path().join("faults.txt");
+    std::fs::write(&not_a_dump, "F1: swapped pair on sw0-1-2 ports 7 and 8\n").unwrap();
     let out = cabling(&[
         "verify",
         "--plan",
@@ -163,10 +221,7 @@ fn bad_input_exits_2_naming_the_file() {
         stderr(&out)
     );
 
-    let out = verify(
-        "faulty.ibnetdiscover.topo",
-        &["--iblinkinfo", "/nonexistent/links"],
-    );
+    let out = verify_generated(&["--iblinkinfo", "/nonexistent/links"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("reading /nonexistent/links"),
@@ -174,10 +229,8 @@ fn bad_input_exits_2_naming_the_file() {
         stderr(&out)
     );
 
-    let dir = tempfile::tempdir().unwrap();
-    let bad_plan = dir.path().join("plan.csv");
+    let bad_plan = dir.path().join("bad-plan.csv");
     std::fs::write(&bad_plan, "a_device,a_port,b_device,b_port\ns1,x,s2,1\n").unwrap();
-    let dump = fixture("clean.ibnetdiscover.topo");
     let out = cabling(&[
         "verify",
         "--plan",
@@ -187,7 +240,7 @@ fn bad_input_exits_2_naming_the_file() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("plan.csv: line 2: a_port \"x\" is not a port number"),
+        stderr(&out).contains("bad-plan.csv: line 2: a_port \"x\" is not a port number"),
         "{}",
         stderr(&out)
     );
@@ -197,11 +250,28 @@ fn bad_input_exits_2_naming_the_file() {
 }
 
 #[test]
+fn the_generated_plan_and_the_fabric_it_describes_verify_clean() {
+    let out = verify_generated(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("\nno actions: the fabric is cabled as planned\n"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
 fn a_plan_without_extension_is_recognised_by_its_content() {
     let dir = tempfile::tempdir().unwrap();
+    let (generated_plan, dump) = generated(dir.path());
     let plan = dir.path().join("cable-list");
-    std::fs::copy(fixture("slimfly_q5_plan.csv"), &plan).unwrap();
-    let dump = fixture("clean.ibnetdiscover.topo");
+    std::fs::rename(generated_plan, &plan).unwrap();
     let out = cabling(&[
         "verify",
         "--plan",
@@ -221,26 +291,16 @@ fn assert_refused(out: &Output, reason: &str) {
     assert!(err.contains(reason), "{err}");
 }
 
-fn shared_fixture(name: &str) -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/fixtures/ibnetdiscover"
-    ))
-    .join(name)
-}
-
 #[test]
 fn a_plan_cut_inside_a_quoted_field_is_refused_naming_the_line() {
     let dir = tempfile::tempdir().unwrap();
-    let full = cabling(&["plan", "slimfly", "--q", "5", "--format", "csv"]);
-    assert!(full.status.success());
-    let text = stdout(&full);
+    let (full, dump) = generated(dir.path());
+    let text = std::fs::read_to_string(&full).unwrap();
     // Cut inside the quoted step name of the first cable (line 2).
     let cut = text.find(",\"").unwrap() + 5;
     assert_eq!(text[..cut].lines().count(), 2);
-    let plan = dir.path().join("plan.csv");
+    let plan = dir.path().join("cut.csv");
     std::fs::write(&plan, &text[..cut]).unwrap();
-    let dump = fixture("clean.ibnetdiscover.topo");
     let out = cabling(&[
         "verify",
         "--plan",
@@ -250,18 +310,21 @@ fn a_plan_cut_inside_a_quoted_field_is_refused_naming_the_line() {
     ]);
     assert_refused(
         &out,
-        "plan.csv: line 2: a quoted field opens here and is never closed",
+        "cut.csv: line 2: a quoted field opens here and is never closed",
     );
 }
 
 #[test]
 fn a_dump_of_another_site_is_refused_before_any_action() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, _) = generated(dir.path());
     for other in [
         "loginoff-infiniband_topology_fdr10-qdr-8sw_topo.txt",
         "nvidia-topograph_ndr-dgx-superpod_example.out",
     ] {
-        let dump = shared_fixture(other);
-        let plan = fixture("slimfly_q5_plan.csv");
+        let Some(dump) = shared_fixture(other) else {
+            return;
+        };
         let args = [
             "verify",
             "--plan",
@@ -285,11 +348,10 @@ fn a_dump_of_another_site_is_refused_before_any_action() {
 
 #[test]
 fn an_iblinkinfo_of_another_fabric_is_refused() {
-    let links = shared_fixture("ibsim-generated/baseline/iblinkinfo.txt");
-    let out = verify(
-        "clean.ibnetdiscover.topo",
-        &["--iblinkinfo", links.to_str().unwrap()],
-    );
+    let Some(links) = shared_fixture("ibsim-generated/baseline/iblinkinfo.txt") else {
+        return;
+    };
+    let out = verify_generated(&["--iblinkinfo", links.to_str().unwrap()]);
     assert_refused(
         &out,
         "iblinkinfo.txt: describes another fabric: 0 of its 13 nodes are in the ibnetdiscover dumps",
@@ -298,7 +360,7 @@ fn an_iblinkinfo_of_another_fabric_is_refused() {
 
 #[test]
 fn a_threshold_beyond_100_percent_is_a_usage_error() {
-    let out = verify("clean.ibnetdiscover.topo", &["--min-identified", "101"]);
+    let out = verify_generated(&["--min-identified", "101"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("--min-identified"),

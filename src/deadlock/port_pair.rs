@@ -278,7 +278,11 @@ mod tests {
                     for sl in 0..16u8 {
                         let vl = tables.switch_vl(graph.nodes[s], pa, pb, sl);
                         let ascending = order.rank(back) < order.rank(b);
-                        assert_eq!(vl % 2 == 0, ascending, "switch {s} {pa}->{pb} SL {sl}");
+                        assert_eq!(
+                            vl.is_multiple_of(2),
+                            ascending,
+                            "switch {s} {pa}->{pb} SL {sl}"
+                        );
                         assert_eq!(vl / 2, sl % 4, "class of SL {sl}");
                     }
                 }

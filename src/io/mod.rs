@@ -38,12 +38,12 @@ pub use iblinkinfo::LinkInfo;
 pub use ibnetdiscover::{DanglingCable, Dump, is_aggregation_node};
 pub use node_name_map::NodeNameMap;
 
-/// The text of a fixture under `shared/fixtures/ibnetdiscover/`.
+/// The real-world dumps beside the repository, read or skipped (see the module).
 #[cfg(test)]
-pub(crate) fn fixture(relative: &str) -> String {
-    let path = format!(
-        "{}/../shared/fixtures/ibnetdiscover/{relative}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+#[path = "../../tests/common/shared_fixtures.rs"]
+pub(crate) mod shared_fixtures;
+
+/// The text of a shared dump under `shared/fixtures/ibnetdiscover/`, or `None` after a skip
+/// line on stderr when it is missing (a clone with nothing beside it).
+#[cfg(test)]
+pub(crate) use shared_fixtures::shared_text as fixture;

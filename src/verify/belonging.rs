@@ -153,10 +153,14 @@ mod tests {
     fn mid_wiring_the_share_is_of_the_nodes_seen() {
         // Rack R05 and R04's hosts not cabled yet: 160 of the 250 devices seen, all named. A
         // share of the plan's devices (64 %) would refuse at 75 %; of the nodes seen it is all.
-        let fixture = |f: &str| crate::io::fixture(&format!("ibsim-generated/slimfly-q5/{f}"));
-        let plan = crate::plan::csv::read(&fixture("slimfly_q5_plan.csv"), "sf5").unwrap();
-        let dump =
-            crate::io::ibnetdiscover::parse(&fixture("partial.ibnetdiscover.topo"), None).unwrap();
+        let Some([plan, dump]) = crate::io::shared_fixtures::shared_texts([
+            "ibsim-generated/slimfly-q5/slimfly_q5_plan.csv",
+            "ibsim-generated/slimfly-q5/partial.ibnetdiscover.topo",
+        ]) else {
+            return;
+        };
+        let plan = crate::plan::csv::read(&plan, "sf5").unwrap();
+        let dump = crate::io::ibnetdiscover::parse(&dump, None).unwrap();
         assert_eq!((plan.devices.len(), dump.fabric.nodes().len()), (250, 160));
         assert_eq!(check(&plan, &dump.fabric, 75), Ok(()));
         assert_eq!(check(&plan, &dump.fabric, 100), Ok(()));
@@ -164,20 +168,17 @@ mod tests {
 
     #[test]
     fn an_iblinkinfo_of_other_nodes_is_refused() {
-        let fixture = |f: &str| crate::io::fixture(f);
-        let dump = crate::io::ibnetdiscover::parse(
-            &fixture("ibsim-generated/slimfly-q5/clean.ibnetdiscover.topo"),
-            None,
-        )
-        .unwrap();
-        let own = crate::io::iblinkinfo::parse(&fixture(
+        let Some([dump, own, other]) = crate::io::shared_fixtures::shared_texts([
+            "ibsim-generated/slimfly-q5/clean.ibnetdiscover.topo",
             "ibsim-generated/slimfly-q5/clean.iblinkinfo.txt",
-        ))
-        .unwrap();
+            "ibsim-generated/baseline/iblinkinfo.txt",
+        ]) else {
+            return;
+        };
+        let dump = crate::io::ibnetdiscover::parse(&dump, None).unwrap();
+        let own = crate::io::iblinkinfo::parse(&own).unwrap();
         assert_eq!(check_link_info(&dump.fabric, &own), Ok(()));
-        let other =
-            crate::io::iblinkinfo::parse(&fixture("ibsim-generated/baseline/iblinkinfo.txt"))
-                .unwrap();
+        let other = crate::io::iblinkinfo::parse(&other).unwrap();
         let reason = check_link_info(&dump.fabric, &other).unwrap_err();
         assert!(
             reason.starts_with("describes another fabric: 0 of its "),

@@ -201,10 +201,11 @@ pub(crate) fn bind_with(
             .filter(|d| d.len() == 1 && node_desc_count[desc] == 1)
             .map(|d| d[0]);
         let device = exact.or_else(|| device_named(described_name(desc), &by_name));
-        if let Some(device) = device {
-            if binding.node(device).is_none() && compatible(plan.devices[device].kind, node.kind) {
-                claims.entry(device).or_default().push(id);
-            }
+        if let Some(device) = device
+            && binding.node(device).is_none()
+            && compatible(plan.devices[device].kind, node.kind)
+        {
+            claims.entry(device).or_default().push(id);
         }
     }
     let mut claims: Vec<(usize, Vec<NodeId>)> = claims.into_iter().collect();

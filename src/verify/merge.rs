@@ -220,7 +220,11 @@ mod tests {
 
     #[test]
     fn islands_merge_into_one_fabric_and_shared_cables_count_once() {
-        let text = crate::io::fixture("ibsim-generated/slimfly-q5/clean.ibnetdiscover.topo");
+        use crate::topology::Construction;
+        let fabric = crate::topology::slimfly::SlimFly::new(5, None)
+            .unwrap()
+            .build();
+        let text = ibnetdiscover::write(&fabric);
         let whole = ibnetdiscover::parse(&text, None).unwrap();
         let merged = merge(&[whole.clone(), whole.clone()]).unwrap();
         assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);

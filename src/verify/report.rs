@@ -125,16 +125,16 @@ impl<'a> Report<'a> {
                     ),
                     (a, b) => format!("swap the cables in {} and {}", self.place(a), self.place(b)),
                 };
-                if let (Place::Device(a), Place::Device(b)) = (x.fixed, y.fixed) {
-                    if a.device == b.device {
-                        let _ = write!(
-                            text,
-                            " (both run to {} ports {} and {}: swapped between the same two devices)",
-                            self.device_text(a.device),
-                            self.plan.port_text(a.min(b)),
-                            self.plan.port_text(a.max(b))
-                        );
-                    }
+                if let (Place::Device(a), Place::Device(b)) = (x.fixed, y.fixed)
+                    && a.device == b.device
+                {
+                    let _ = write!(
+                        text,
+                        " (both run to {} ports {} and {}: swapped between the same two devices)",
+                        self.device_text(a.device),
+                        self.plan.port_text(a.min(b)),
+                        self.plan.port_text(a.max(b))
+                    );
                 }
                 let mut cables = [x.cable, y.cable];
                 cables.sort_by(|&a, &b| self.id(a).cmp(self.id(b)));

@@ -10,6 +10,7 @@ pub mod mcast;
 pub mod plugin;
 pub mod readback;
 pub mod routed;
+pub mod shared_fixtures;
 
 use std::fs;
 use std::io::Write;

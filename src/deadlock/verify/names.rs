@@ -227,10 +227,10 @@ impl CycleRoutes<'_, '_> {
                 };
                 if let Some((a, x)) = t.held {
                     let turn = self.net.turn(a, b);
-                    if self.cycle_turn[turn] {
-                        if let Some(&at) = self.wanted.get(&(turn, x, y)) {
-                            hits.push((at, group.trailing_zeros() as u8));
-                        }
+                    if self.cycle_turn[turn]
+                        && let Some(&at) = self.wanted.get(&(turn, x, y))
+                    {
+                        hits.push((at, group.trailing_zeros() as u8));
                     }
                 }
                 let to = self.net.links[b as usize];
