@@ -1,0 +1,1 @@
+//! Small fabrics against brute force, and properties over seeds.
