@@ -31,9 +31,9 @@ fn main() {
         cases.push(("slimfly:q=11", 4));
     }
     println!(
-        "| fabric | layers | algorithm | K | all-to-all | random mean / min | adversarial | worst perm | ratio to layer 0 (a2a / random / adv / worst) | analysis |"
+        "| fabric | layers | algorithm | K | all-to-all | random mean / min | adversarial | worst perm | ratio to layer 0 (a2a / random / adv / worst) | worst: cables solved | worst: time | analysis |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (spec, layers) in cases {
         if filter
             .as_ref()
@@ -56,8 +56,9 @@ fn main() {
             let first = &prefix.prefixes[0];
             for p in &prefix.prefixes {
                 let worst = p.worst.unwrap_or(f64::NAN);
+                let (solved, cables) = p.worst_cables_solved.unwrap_or_default();
                 println!(
-                    "| {spec} | {layers} | {name} | {} | {:.3} | {:.3} / {:.3} | {:.3} | {:.3} | {:.2} / {:.2} / {:.2} / {:.2} | {seconds:.2} s |",
+                    "| {spec} | {layers} | {name} | {} | {:.3} | {:.3} / {:.3} | {:.3} | {:.3} | {:.2} / {:.2} / {:.2} / {:.2} | {solved} of {cables} | {:.2} s | {seconds:.2} s |",
                     p.layers,
                     p.all_to_all,
                     p.random_mean,
@@ -68,6 +69,7 @@ fn main() {
                     p.random_mean / first.random_mean,
                     p.adversarial_mean / first.adversarial_mean,
                     worst / first.worst.unwrap_or(f64::NAN),
+                    p.worst_seconds.unwrap_or(f64::NAN),
                 );
             }
         }

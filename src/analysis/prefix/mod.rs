@@ -28,6 +28,7 @@ pub mod balance;
 mod paths;
 #[cfg(test)]
 mod tests;
+mod transport;
 mod worst;
 
 use std::time::Instant;

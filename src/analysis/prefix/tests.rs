@@ -155,23 +155,26 @@ fn all_to_all_of_each_layer_alone_follows_from_the_link_load_report() {
 
 #[test]
 fn minimal_routing_of_slim_fly_is_the_same_on_every_prefix_of_its_identical_layers() {
-    // Minimal routing gives every layer the same paths: splitting changes nothing.
+    // Minimal routing gives every layer of a Slim Fly the same paths (checked here), so
+    // splitting over more layers changes nothing.
     let (f, lids, tables) = routed("slimfly:q=5", 4, Algorithm::Minimal, 1);
     let ctx = Context::new(&f, &lids, &tables);
-    let report = analyze(&ctx, &PrefixOptions::default());
-    let first = &report.prefixes[0];
-    assert_eq!(report.adversarial_farthest, 1.0);
-    for p in &report.prefixes[1..] {
-        if (0..ctx.layers).all(|l| {
-            let paths = HostPaths::new(&ctx, ctx.layers);
-            (0..paths.hosts()).all(|h| {
-                (0..paths.n).all(|s| paths.cables(s, h, l).eq(paths.cables(s, h, 0)))
-            })
-        }) {
-            assert_eq!(p.all_to_all, first.all_to_all);
-            assert_eq!(p.worst, first.worst);
-            assert_eq!(p.random_mean, first.random_mean);
+    let paths = HostPaths::new(&ctx, ctx.layers);
+    for l in 1..ctx.layers {
+        for h in 0..paths.hosts() {
+            for s in 0..paths.n {
+                assert!(paths.cables(s, h, l).eq(paths.cables(s, h, 0)));
+            }
         }
+    }
+    let report = analyze(&ctx, &PrefixOptions::default());
+    assert_eq!(report.adversarial_farthest, 1.0);
+    let first = &report.prefixes[0];
+    for p in &report.prefixes[1..] {
+        assert_eq!(p.all_to_all, first.all_to_all);
+        assert_eq!(p.worst, first.worst);
+        assert_eq!(p.random_mean, first.random_mean);
+        assert_eq!(p.random_min, first.random_min);
     }
 }
 
@@ -230,5 +233,48 @@ fn balance_of_the_routing_layers_matches_the_analysers_link_load() {
             let mean = summed.iter().sum::<u64>() as f64 / summed.len() as f64;
             assert!((b.mean - mean).abs() < 1e-9);
         }
+    }
+}
+
+#[test]
+fn the_transportation_plan_equals_kuhn_munkres_on_the_hosts() {
+    use crate::rng::Rng;
+    use pathfinding::kuhn_munkres::kuhn_munkres;
+    use pathfinding::matrix::Matrix;
+    let mut rng = Rng::new(11);
+    for case in 0..300 {
+        let ns = 1 + rng.below(6) as usize;
+        let nd = 1 + rng.below(6) as usize;
+        let supply: Vec<u32> = (0..ns).map(|_| 1 + rng.below(4) as u32).collect();
+        let demand: Vec<u32> = (0..nd).map(|_| 1 + rng.below(4) as u32).collect();
+        let mut weight = vec![0u32; ns * nd];
+        let mut edges = Vec::new();
+        for i in 0..ns {
+            for j in 0..nd {
+                if rng.below(3) > 0 {
+                    let w = 1 + rng.below(8) as u32;
+                    weight[i * nd + j] = w;
+                    edges.push((i as u32, j as u32, w));
+                }
+            }
+        }
+        // Host level: one row per unit of supply, one column per unit of demand.
+        let rows: Vec<usize> = (0..ns)
+            .flat_map(|i| std::iter::repeat_n(i, supply[i] as usize))
+            .collect();
+        let columns: Vec<usize> = (0..nd)
+            .flat_map(|j| std::iter::repeat_n(j, demand[j] as usize))
+            .collect();
+        let w = |a: usize, b: usize| i64::from(weight[rows[a] * nd + columns[b]]);
+        let expected = if rows.len() <= columns.len() {
+            kuhn_munkres(&Matrix::from_fn(rows.len(), columns.len(), |(a, b)| w(a, b))).0
+        } else {
+            kuhn_munkres(&Matrix::from_fn(columns.len(), rows.len(), |(b, a)| w(a, b))).0
+        };
+        assert_eq!(
+            transport::heaviest_plan(&supply, &demand, &edges),
+            expected as u64,
+            "case {case}: supply {supply:?} demand {demand:?} edges {edges:?}"
+        );
     }
 }

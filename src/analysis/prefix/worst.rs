@@ -6,21 +6,22 @@
 //! maximum-weight assignment between source and destination hosts; a partial assignment
 //! (hosts whose paths miss c left out) always extends to a whole permutation.
 //!
-//! Formulation: host level, solved by the `pathfinding` crate's Kuhn–Munkres on integer
-//! counts, but only on the hosts whose paths cross the cable: the source hosts of the switches
-//! whose paths reach it, and the destination hosts in "classes" (hosts of one switch whose
-//! LIDs are routed alike from every switch, which is every host of a switch for the core's
-//! routings). Weights depend only on (source switch, class), so a cheap bound per cable —
+//! Formulation: switch level. Weights depend only on (source switch, destination class) — a
+//! class is the hosts of one switch whose LIDs are routed alike from every switch, which is
+//! every host of a switch for the core's routings — so the assignment is a transportation
+//! problem between the source switches (supply: their hosts) and the classes (demand: their
+//! hosts) whose paths cross the cable, solved exactly on integer counts by
+//! [`super::transport`]. (Kuhn–Munkres from the `pathfinding` crate on the host-level matrix
+//! gives the same answers — the unit tests compare them — but is cubic in the hosts: 310 s for
+//! Slim Fly q = 11 with 4 layers.) A cheap bound per cable —
 //! min(Σ_s hosts_s · max weight of s, Σ_class size · max weight of the class) — is computed
 //! first and the cables are solved in decreasing bound order, stopping as soon as no bound can
 //! beat the heaviest assignment found (or the heaviest load the sampled permutations already
 //! reached). The answer stays exact; the pruning only saves time (Slim Fly q = 7, 4 layers:
 //! see BENCHMARKS.md "Throughput of each prefix of layers").
 
-use pathfinding::kuhn_munkres::kuhn_munkres;
-use pathfinding::matrix::Matrix;
-
 use super::paths::HostPaths;
+use super::transport::heaviest_plan;
 
 /// The worst permutation's heaviest cable and what it took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,8 +126,8 @@ fn bound(paths: &HostPaths<'_, '_>, classes: &[(u32, usize, u32)], group: &[Cros
     by_source.min(by_class)
 }
 
-/// The cable's heaviest assignment of source hosts to destination hosts (Kuhn–Munkres on the
-/// hosts of the switches and classes that cross it).
+/// The cable's heaviest assignment of source hosts to destination hosts, as the
+/// transportation problem between the switches and classes that cross it.
 fn assignment(
     paths: &HostPaths<'_, '_>,
     classes: &[(u32, usize, u32)],
@@ -138,35 +139,15 @@ fn assignment(
     let mut sinks: Vec<u32> = group.iter().map(|x| x.class).collect();
     sinks.sort_unstable();
     sinks.dedup();
-    let mut weight = vec![0i64; sources.len() * sinks.len()];
-    for x in group {
-        let i = sources.binary_search(&x.source).unwrap_or(0);
-        let j = sinks.binary_search(&x.class).unwrap_or(0);
-        weight[i * sinks.len() + j] = i64::from(x.count);
-    }
-    // One row per source host, one column per destination host.
-    let rows: Vec<usize> = sources
+    let edges: Vec<(u32, u32, u32)> = group
         .iter()
-        .enumerate()
-        .flat_map(|(i, &s)| std::iter::repeat_n(i, paths.hosts_at[s as usize] as usize))
+        .map(|x| {
+            let i = sources.binary_search(&x.source).unwrap_or(0);
+            let j = sinks.binary_search(&x.class).unwrap_or(0);
+            (i as u32, j as u32, x.count)
+        })
         .collect();
-    let columns: Vec<usize> = sinks
-        .iter()
-        .enumerate()
-        .flat_map(|(j, &c)| std::iter::repeat_n(j, classes[c as usize].2 as usize))
-        .collect();
-    let w = |i: usize, j: usize| weight[i * sinks.len() + j];
-    // Kuhn–Munkres wants no more rows than columns; the heaviest matching is symmetric.
-    let total = if rows.len() <= columns.len() {
-        kuhn_munkres(&Matrix::from_fn(rows.len(), columns.len(), |(a, b)| {
-            w(rows[a], columns[b])
-        }))
-        .0
-    } else {
-        kuhn_munkres(&Matrix::from_fn(columns.len(), rows.len(), |(b, a)| {
-            w(rows[a], columns[b])
-        }))
-        .0
-    };
-    total as u64
+    let supply: Vec<u32> = sources.iter().map(|&s| paths.hosts_at[s as usize]).collect();
+    let demand: Vec<u32> = sinks.iter().map(|&c| classes[c as usize].2).collect();
+    heaviest_plan(&supply, &demand, &edges)
 }
