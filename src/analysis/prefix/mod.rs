@@ -88,8 +88,9 @@ pub struct PrefixThroughput {
     /// below the answer), and the cables crossed by a path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worst_cables_solved: Option<(usize, usize)>,
-    /// Seconds the worst permutation took.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Seconds the worst permutation took (in the text report only: the JSON report stays the
+    /// same from run to run).
+    #[serde(skip)]
     pub worst_seconds: Option<f64>,
     /// Max / mean of the summed routes of the prefix's layers.
     pub balance: f64,
