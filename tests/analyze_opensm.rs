@@ -174,7 +174,10 @@ fn assert_slim_fly_q5_minimal_facts(engine: &str, report: &Report) {
     let prefix = report.prefix.as_ref().expect("the command's default");
     assert_eq!(prefix.prefixes.len(), 3, "{engine}: K = 1, 2, 4");
     for p in &prefix.prefixes {
-        assert!((p.all_to_all - 199.0 / 208.0).abs() < 1e-12, "{engine}: {p:?}");
+        assert!(
+            (p.all_to_all - 199.0 / 208.0).abs() < 1e-12,
+            "{engine}: {p:?}"
+        );
         assert_eq!(p.worst, Some(1.0 / 8.0), "{engine}: {p:?}");
         assert!(p.random_min >= 1.0 / 8.0, "{engine}: {p:?}");
     }

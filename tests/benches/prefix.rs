@@ -11,6 +11,7 @@
 
 use std::time::Instant;
 
+use ibfabric::Fabric;
 use ibfabric::analysis::{Options, PrefixOptions, analyze};
 use ibfabric::deadlock::{SchemeChoice, Shortage, route_deadlock_free};
 use ibfabric::routing::graph::RoutingGraph;
@@ -18,7 +19,6 @@ use ibfabric::routing::{
     Algorithm, ForwardingTables, LidTable, PathLengths, RoutingConfig, assign_lids, route_fabric,
 };
 use ibfabric::topology::TopologySpec;
-use ibfabric::Fabric;
 
 fn main() {
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));

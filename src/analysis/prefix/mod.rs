@@ -285,7 +285,8 @@ fn adversarial_permutations(
     let mut matched = 0usize;
     let mut perms = Vec::new();
     for _ in 0..options.adversarial_seeds {
-        let (mut rows, mut columns): (Vec<usize>, Vec<usize>) = ((0..m).collect(), (0..m).collect());
+        let (mut rows, mut columns): (Vec<usize>, Vec<usize>) =
+            ((0..m).collect(), (0..m).collect());
         rng.shuffle(&mut rows);
         rng.shuffle(&mut columns);
         let (total, assigned) = if m == 0 {

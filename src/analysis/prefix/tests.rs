@@ -8,7 +8,12 @@ use crate::routing::{
 };
 use crate::topology::{Fabric, TopologySpec};
 
-fn routed(spec: &str, layers: usize, algorithm: Algorithm, seed: u64) -> (Fabric, LidTable, ForwardingTables) {
+fn routed(
+    spec: &str,
+    layers: usize,
+    algorithm: Algorithm,
+    seed: u64,
+) -> (Fabric, LidTable, ForwardingTables) {
     let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
     let config = RoutingConfig {
@@ -146,8 +151,7 @@ fn all_to_all_of_each_layer_alone_follows_from_the_link_load_report() {
             prefix.prefixes[0].all_to_all
         );
         assert!(
-            (prefix.prefixes[0].balance - report.link_load.per_layer[0].max_over_mean).abs()
-                < 1e-9
+            (prefix.prefixes[0].balance - report.link_load.per_layer[0].max_over_mean).abs() < 1e-9
         );
         assert!(prefix.prefixes[0].worst.is_none());
     }
@@ -180,7 +184,12 @@ fn minimal_routing_of_slim_fly_is_the_same_on_every_prefix_of_its_identical_laye
 
 #[test]
 fn the_report_is_deterministic_for_a_seed() {
-    let (f, lids, tables) = routed("random:switches=10,degree=3,hosts=2,seed=5", 4, layered(), 5);
+    let (f, lids, tables) = routed(
+        "random:switches=10,degree=3,hosts=2,seed=5",
+        4,
+        layered(),
+        5,
+    );
     let ctx = Context::new(&f, &lids, &tables);
     let a = analyze(&ctx, &PrefixOptions::default());
     let b = analyze(&ctx, &PrefixOptions::default());
@@ -220,8 +229,16 @@ fn balance_of_the_routing_layers_matches_the_analysers_link_load() {
         let loads = balance::layer_loads(&graph, &r.layers);
         let report = analyze_all(&fabric, &r.lids, &r.tables, &Options::default());
         for (l, stats) in report.link_load.per_layer.iter().enumerate() {
-            assert_eq!(loads[l].iter().sum::<u64>(), stats.total, "{spec} layer {l}");
-            assert_eq!(loads[l].iter().copied().max(), Some(stats.max), "{spec} layer {l}");
+            assert_eq!(
+                loads[l].iter().sum::<u64>(),
+                stats.total,
+                "{spec} layer {l}"
+            );
+            assert_eq!(
+                loads[l].iter().copied().max(),
+                Some(stats.max),
+                "{spec} layer {l}"
+            );
         }
         let ks = prefixes(4);
         let balance = prefix_balance(&loads, &ks);
@@ -267,9 +284,15 @@ fn the_transportation_plan_equals_kuhn_munkres_on_the_hosts() {
             .collect();
         let w = |a: usize, b: usize| i64::from(weight[rows[a] * nd + columns[b]]);
         let expected = if rows.len() <= columns.len() {
-            kuhn_munkres(&Matrix::from_fn(rows.len(), columns.len(), |(a, b)| w(a, b))).0
+            kuhn_munkres(&Matrix::from_fn(rows.len(), columns.len(), |(a, b)| {
+                w(a, b)
+            }))
+            .0
         } else {
-            kuhn_munkres(&Matrix::from_fn(columns.len(), rows.len(), |(b, a)| w(a, b))).0
+            kuhn_munkres(&Matrix::from_fn(columns.len(), rows.len(), |(b, a)| {
+                w(a, b)
+            }))
+            .0
         };
         assert_eq!(
             transport::heaviest_plan(&supply, &demand, &edges),

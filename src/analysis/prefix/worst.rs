@@ -128,11 +128,7 @@ fn bound(paths: &HostPaths<'_, '_>, classes: &[(u32, usize, u32)], group: &[Cros
 
 /// The cable's heaviest assignment of source hosts to destination hosts, as the
 /// transportation problem between the switches and classes that cross it.
-fn assignment(
-    paths: &HostPaths<'_, '_>,
-    classes: &[(u32, usize, u32)],
-    group: &[Crossing],
-) -> u64 {
+fn assignment(paths: &HostPaths<'_, '_>, classes: &[(u32, usize, u32)], group: &[Crossing]) -> u64 {
     let mut sources: Vec<u32> = group.iter().map(|x| x.source).collect();
     sources.sort_unstable();
     sources.dedup();
@@ -147,7 +143,10 @@ fn assignment(
             (i as u32, j as u32, x.count)
         })
         .collect();
-    let supply: Vec<u32> = sources.iter().map(|&s| paths.hosts_at[s as usize]).collect();
+    let supply: Vec<u32> = sources
+        .iter()
+        .map(|&s| paths.hosts_at[s as usize])
+        .collect();
     let demand: Vec<u32> = sinks.iter().map(|&c| classes[c as usize].2).collect();
     heaviest_plan(&supply, &demand, &edges)
 }

@@ -75,7 +75,7 @@ pub struct PrefixArgs {
 impl PrefixArgs {
     /// The analyser's options, `None` with --no-prefix.
     pub fn options(&self) -> Option<PrefixOptions> {
-        (!self.no_prefix).then(|| PrefixOptions {
+        (!self.no_prefix).then_some(PrefixOptions {
             samples: self.prefix_samples,
             seed: self.prefix_seed,
             adversarial_seeds: self.adversarial_seeds,
