@@ -230,7 +230,7 @@ impl fmt::Display for PrefixReport {
         if !solved.is_empty() {
             writeln!(
                 f,
-                "  (worst permutation: exact, Kuhn–Munkres per cable; {})",
+                "  (worst permutation: exact, a transportation problem per cable; {})",
                 solved.join("; ")
             )?;
         }
