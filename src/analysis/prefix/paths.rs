@@ -1,10 +1,10 @@
 //! Every (source switch, destination host, layer) path of the tables, kept as each destination
-//! LID's next links so that a path is read by following them (a few bytes per entry instead of
-//! a cable list per path).
-
-use crate::routing::walk::{DestWalk, NONE};
+//! LID's next links so that a path is read by following them (one link per switch and LID
+//! instead of a cable list per path), the LIDs of one switch's hosts sharing their links when
+//! they are routed alike.
 
 use crate::analysis::context::Context;
+use crate::routing::walk::{DestWalk, NONE};
 
 /// The next link of a delivering switch (the host's own link is of no interest here).
 const DELIVER: u32 = NONE - 1;
@@ -21,9 +21,13 @@ pub(crate) struct HostPaths<'c, 'a> {
     pub switch_of: Vec<u32>,
     /// Hosts per switch.
     pub hosts_at: Vec<u32>,
-    /// `next[((host * layers) + layer) * n + s]`: a link towards the next switch, [`DELIVER`]
-    /// at the delivering switch, [`NONE`] where the walk fails.
-    next: Vec<u32>,
+    /// Distinct next-link rows, `n` entries each: a link towards the next switch, [`DELIVER`]
+    /// at the delivering switch, [`NONE`] where the walk fails. Hosts of one switch routed
+    /// alike share a row (every host of a switch, for the core's routings), which keeps this
+    /// at switches × layers × switches instead of hosts × layers × switches.
+    rows: Vec<u32>,
+    /// The row of `host * layers + layer`.
+    row_of: Vec<u32>,
 }
 
 impl<'c, 'a> HostPaths<'c, 'a> {
@@ -32,9 +36,11 @@ impl<'c, 'a> HostPaths<'c, 'a> {
     pub fn new(ctx: &'c Context<'a>, layers: usize) -> Self {
         let n = ctx.switches();
         let hosts = &ctx.net.endpoints;
-        let mut next = Vec::with_capacity(hosts.len() * layers * n);
+        let mut rows: Vec<u32> = Vec::new();
+        let mut row_of: Vec<u32> = Vec::with_capacity(hosts.len() * layers);
         let mut walk = DestWalk::new(n);
-        for e in hosts {
+        let mut row: Vec<u32> = Vec::with_capacity(n);
+        for (h, e) in hosts.iter().enumerate() {
             for layer in 0..layers {
                 let offset = layer % usize::from(e.lids.max(1));
                 let dest = ctx.net.endpoint_dest(e, offset as u16);
@@ -42,12 +48,21 @@ impl<'c, 'a> HostPaths<'c, 'a> {
                 walk.walk(&ctx.net, ctx.tables, &dest, |_| NONE);
                 // The delivery link is the host's own; as DELIVER, hosts of one switch routed
                 // alike compare equal.
-                next.extend(walk.next_links().iter().map(|&l| {
+                row.clear();
+                row.extend(walk.next_links().iter().map(|&l| {
                     if l != NONE && ctx.net.cable_of_link[l as usize] == NONE {
                         DELIVER
                     } else {
                         l
                     }
+                }));
+                // Share the previous host's row when it is on the same switch and routed alike.
+                let shared = (h > 0 && hosts[h - 1].switch == e.switch)
+                    .then(|| row_of[(h - 1) * layers + layer])
+                    .filter(|&r| rows[r as usize * n..(r as usize + 1) * n] == row[..]);
+                row_of.push(shared.unwrap_or_else(|| {
+                    rows.extend_from_slice(&row);
+                    (rows.len() / n.max(1) - 1) as u32
                 }));
             }
         }
@@ -61,7 +76,8 @@ impl<'c, 'a> HostPaths<'c, 'a> {
             layers,
             switch_of: hosts.iter().map(|e| e.switch).collect(),
             hosts_at,
-            next,
+            rows,
+            row_of,
         }
     }
 
@@ -73,7 +89,7 @@ impl<'c, 'a> HostPaths<'c, 'a> {
     /// The directed cables from switch `s` to `host` on `layer` (none when both are on one
     /// switch or the walk fails).
     pub fn cables(&self, s: usize, host: usize, layer: usize) -> impl Iterator<Item = u32> + '_ {
-        let base = (host * self.layers + layer) * self.n;
+        let base = self.row_of[host * self.layers + layer] as usize * self.n;
         let net = &self.ctx.net;
         let mut cur = s as u32;
         let mut steps = 0;
@@ -81,7 +97,7 @@ impl<'c, 'a> HostPaths<'c, 'a> {
             if cur == NONE || steps > self.n {
                 return None;
             }
-            let link = self.next[base + cur as usize];
+            let link = self.rows[base + cur as usize];
             if link == NONE || link == DELIVER {
                 return None;
             }
@@ -95,8 +111,14 @@ impl<'c, 'a> HostPaths<'c, 'a> {
     /// Whether two hosts' layer `0..k` next links are the same from every switch (so every
     /// source sees them alike).
     pub fn same_paths(&self, a: usize, b: usize, k: usize) -> bool {
-        let len = k * self.n;
-        let (x, y) = (a * self.layers * self.n, b * self.layers * self.n);
-        self.next[x..x + len] == self.next[y..y + len]
+        (0..k).all(|layer| {
+            let (x, y) = (
+                self.row_of[a * self.layers + layer] as usize,
+                self.row_of[b * self.layers + layer] as usize,
+            );
+            x == y
+                || self.rows[x * self.n..(x + 1) * self.n]
+                    == self.rows[y * self.n..(y + 1) * self.n]
+        })
     }
 }
