@@ -11,7 +11,7 @@ use std::process::Command;
 
 use common::{Ibsim, OpenSm, OpenSmOptions};
 use ibfabric::Fabric;
-use ibfabric::analysis::{self, Options, Report};
+use ibfabric::analysis::{self, Options, PrefixOptions, Report};
 use ibfabric::io::{ibnetdiscover, ibsim, lfts};
 use ibfabric::routing::LidTable;
 use ibfabric::topology::TopologySpec;
@@ -101,8 +101,16 @@ fn check_engine(engine: &str) -> Report {
     }
 
     let lids = LidTable::from_fabric(&rb.fabric).unwrap();
-    let report = analysis::analyze(&rb.fabric, &lids, &rb.dump.tables, &Options::default());
-    let in_memory = serde_json::to_value(&report).unwrap();
+    // The command's defaults: the prefix throughput included.
+    let options = Options {
+        prefix: Some(PrefixOptions::default()),
+        ..Options::default()
+    };
+    let report = analysis::analyze(&rb.fabric, &lids, &rb.dump.tables, &options);
+    // Through JSON text, as the binary's report is read: serde_json's parser does not round
+    // every float back to the same bits.
+    let in_memory: serde_json::Value =
+        serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
     for tables in [&rb.dump_path, &rb.ibroute_path] {
         let (json, code) = analyze_binary(&rb.topo_path, tables);
         assert_eq!(code, 0, "{engine}: complete routing, exit 0");
@@ -160,6 +168,19 @@ fn assert_slim_fly_q5_minimal_facts(engine: &str, report: &Report) {
         );
     }
     assert_eq!(report.link_load.total.max, 4 * 208);
+    // Prefix throughput: every layer has the same paths, so every prefix is layer 0. All-to-all:
+    // 208 routes of 1/199 of a host link on every cable. Worst permutation: u's 4 hosts send
+    // over u → v (to v or N(v) − u) while 4 hosts of N(u) − v send to v's 4 hosts: load 8.
+    let prefix = report.prefix.as_ref().expect("the command's default");
+    assert_eq!(prefix.prefixes.len(), 3, "{engine}: K = 1, 2, 4");
+    for p in &prefix.prefixes {
+        assert!(
+            (p.all_to_all - 199.0 / 208.0).abs() < 1e-12,
+            "{engine}: {p:?}"
+        );
+        assert_eq!(p.worst, Some(1.0 / 8.0), "{engine}: {p:?}");
+        assert!(p.random_min >= 1.0 / 8.0, "{engine}: {p:?}");
+    }
 }
 
 #[test]

@@ -21,6 +21,9 @@
 //! * optionally the **maximum achievable throughput** (MAT, [`mat`]) of the routing for uniform
 //!   all-to-all traffic and for the adversarial "longest matching" pattern, by linear
 //!   programming.
+//! * optionally the **throughput of each prefix of layers** ([`prefix`]): what MPI traffic split
+//!   evenly over layers 0..K − 1 gets, for all-to-all, random, adversarial and the exact worst
+//!   host permutation.
 //!
 //! With multicast forwarding tables, [`multicast`] reports each group next to the unicast
 //! routes: members, tree switches, depth, whether every member reaches exactly the others, and
@@ -32,6 +35,7 @@
 pub(crate) mod context;
 pub mod mat;
 pub mod multicast;
+pub mod prefix;
 mod text;
 
 use serde::{Deserialize, Serialize};
@@ -42,12 +46,15 @@ use crate::topology::{Fabric, UNREACHABLE};
 use context::{Context, FailureLog, resolve};
 
 pub use mat::{MatReport, MatResult, Matching};
+pub use prefix::{PrefixOptions, PrefixReport, PrefixThroughput};
 
 /// What to compute beyond the metrics that are always computed.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Solve the MAT linear programs (seconds for Slim Fly q = 5, longer for larger fabrics).
     pub mat: bool,
+    /// Compute the throughput of each prefix of layers ([`prefix`]) with these options.
+    pub prefix: Option<PrefixOptions>,
     /// At most this many failures are listed in the report (all are counted).
     pub max_listed_failures: usize,
 }
@@ -56,6 +63,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             mat: false,
+            prefix: None,
             max_listed_failures: 100,
         }
     }
@@ -235,6 +243,9 @@ pub struct Report {
     /// Maximum achievable throughput, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mat: Option<MatReport>,
+    /// Throughput of each prefix of layers, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<PrefixReport>,
     /// The multicast groups, when their tables were given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multicast: Option<multicast::MulticastReport>,
@@ -412,6 +423,7 @@ pub fn analyze(
         per_layer: loads.iter().map(|l| load_stats(&ctx, l)).collect(),
     };
     let mat = options.mat.then(|| mat::solve(&ctx, &mat_paths));
+    let prefix = options.prefix.as_ref().map(|o| prefix::analyze(&ctx, o));
     Report {
         fabric: fabric.name.clone(),
         switches: n,
@@ -423,6 +435,7 @@ pub fn analyze(
         disjoint,
         link_load,
         mat,
+        prefix,
         multicast: None,
     }
 }

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::multicast::MulticastReport;
+use super::prefix::PrefixReport;
 use super::{LoadStats, MatResult, Report};
 
 impl fmt::Display for Report {
@@ -128,6 +129,10 @@ impl fmt::Display for Report {
                 mat.matching.method, mat.matching.pairs, mat.matching.mean_distance
             )?;
         }
+        if let Some(p) = &self.prefix {
+            writeln!(f)?;
+            write!(f, "{p}")?;
+        }
         if let Some(m) = &self.multicast {
             writeln!(f)?;
             write!(f, "{m}")?;
@@ -170,6 +175,66 @@ impl fmt::Display for MulticastReport {
             write!(f, "; busiest {b}")?;
         }
         writeln!(f)
+    }
+}
+
+impl fmt::Display for PrefixReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "throughput of each prefix of layers (traffic split evenly over layers 0..K-1; \
+             units of one host link; {} hosts):",
+            self.hosts
+        )?;
+        writeln!(
+            f,
+            "  K  all-to-all  random mean   min  adversarial  worst perm  max/mean routes"
+        )?;
+        for p in &self.prefixes {
+            let worst = p
+                .worst
+                .map_or_else(|| "-".to_string(), |w| format!("{w:.3}"));
+            writeln!(
+                f,
+                "  {:<2} {:>10.3} {:>12.3} {:>5.3} {:>12.3} {:>11} {:>16.3}",
+                p.layers,
+                p.all_to_all,
+                p.random_mean,
+                p.random_min,
+                p.adversarial_mean,
+                worst,
+                p.balance
+            )?;
+        }
+        writeln!(
+            f,
+            "  ({} random permutations from seed {}; adversarial: {} farthest-switch matchings, \
+             {:.1}% of switches at their largest distance)",
+            self.samples,
+            self.seed,
+            self.adversarial_seeds,
+            100.0 * self.adversarial_farthest
+        )?;
+        let solved: Vec<String> = self
+            .prefixes
+            .iter()
+            .filter_map(|p| {
+                let (solved, cables) = p.worst_cables_solved?;
+                Some(format!(
+                    "K={}: {solved} of {cables} cables solved, {:.2} s",
+                    p.layers,
+                    p.worst_seconds.unwrap_or(0.0)
+                ))
+            })
+            .collect();
+        if !solved.is_empty() {
+            writeln!(
+                f,
+                "  (worst permutation: exact, a transportation problem per cable; {})",
+                solved.join("; ")
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use ibfabric::analysis::multicast::analyze_groups;
-use ibfabric::analysis::{self, Options};
+use ibfabric::analysis::{self, Options, PrefixOptions};
 use ibfabric::cli::output;
 use ibfabric::routing::LidTable;
 
@@ -41,12 +41,47 @@ pub struct AnalyzeArgs {
     /// large fabrics).
     #[arg(long)]
     mat: bool,
+    #[command(flatten)]
+    prefix: PrefixArgs,
     /// At most this many failures are listed (all are counted).
     #[arg(long, default_value_t = 100, value_name = "N")]
     max_failures: usize,
     /// Write the report to FILE (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+}
+
+/// The throughput of each prefix of layers (traffic split evenly over layers 0..K-1, as MPI
+/// stacks split bulk transfers), shared by `analyze` and `route`.
+#[derive(Args)]
+pub struct PrefixArgs {
+    /// Leave out the throughput of each prefix of layers.
+    #[arg(long)]
+    no_prefix: bool,
+    /// Leave out the exact worst host permutation of each prefix (its costly part).
+    #[arg(long)]
+    no_worst_permutation: bool,
+    /// Random host permutations per prefix.
+    #[arg(long, default_value_t = PrefixOptions::default().samples, value_name = "N")]
+    prefix_samples: usize,
+    /// Seed of the random permutations and of the adversarial matchings.
+    #[arg(long, default_value_t = PrefixOptions::default().seed, value_name = "SEED")]
+    prefix_seed: u64,
+    /// Adversarial farthest-switch permutations per prefix.
+    #[arg(long, default_value_t = PrefixOptions::default().adversarial_seeds, value_name = "N")]
+    adversarial_seeds: usize,
+}
+
+impl PrefixArgs {
+    /// The analyser's options, `None` with --no-prefix.
+    pub fn options(&self) -> Option<PrefixOptions> {
+        (!self.no_prefix).then_some(PrefixOptions {
+            samples: self.prefix_samples,
+            seed: self.prefix_seed,
+            adversarial_seeds: self.adversarial_seeds,
+            worst: !self.no_worst_permutation,
+        })
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -65,6 +100,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let lids = LidTable::from_fabric(&fabric).with_context(|| args.fabric.clone())?;
     let options = Options {
         mat: args.mat,
+        prefix: args.prefix.options(),
         max_listed_failures: args.max_failures,
     };
     let mut report = analysis::analyze(&fabric, &lids, &tables, &options);

@@ -52,6 +52,8 @@ pub struct RouteArgs {
     /// Also compute the maximum achievable throughput (linear programs; slow on large fabrics).
     #[arg(long)]
     mat: bool,
+    #[command(flatten)]
+    prefix: crate::analyze::PrefixArgs,
     /// Make the routing deadlock-free: lanes by port pair (deadlock-free whatever SL the
     /// traffic carries), DFSSSP-style virtual lanes or the switch-colouring scheme (both only
     /// for senders that use the path SLs), or auto (lanes by port pair where 2 VLs exist).
@@ -180,6 +182,7 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
         &tables,
         &Options {
             mat: args.mat,
+            prefix: args.prefix.options(),
             ..Options::default()
         },
     );
