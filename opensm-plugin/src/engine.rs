@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ibfabric::Fabric;
+use ibfabric::analysis::prefix::{PrefixBalance, layer_loads, prefix_balance, prefixes};
 use ibfabric::collectives::{self, DetectedMlfm, NotMlfm};
 use ibfabric::deadlock::{
     DeadlockError, DeadlockFree, Guarantee, Scheme, SchemeOutcome, Shortage, repair_deadlock_free,
@@ -315,8 +316,31 @@ pub struct Routed {
     pub repair: Option<Repair>,
     /// What the multicast trees of this routing are built over.
     pub multicast: Arc<McastBasis>,
+    /// How evenly the summed routes of each prefix of layers 0..K (K = 1, 2, 4, …) spread over
+    /// the cables: MPI stacks split bulk data evenly over such a prefix, so each must be
+    /// balanced on its own (cheap figures; `ibfabric analyze` gives the throughput).
+    pub prefix_balance: Vec<PrefixBalance>,
     /// Time the routing took.
     pub elapsed: Duration,
+}
+
+/// The balance of each prefix of `layers` ([`Routed::prefix_balance`]).
+fn balance_of_prefixes(graph: &RoutingGraph, layers: &Layers) -> Vec<PrefixBalance> {
+    prefix_balance(&layer_loads(graph, layers), &prefixes(layers.count()))
+}
+
+/// One log line on [`Routed::prefix_balance`], e.g. "summed routes of layers 0..K, max/mean:
+/// K = 1 1.00, K = 2 1.04, K = 4 1.02".
+pub fn prefix_balance_line(balance: &[PrefixBalance]) -> String {
+    let figures: Vec<String> = balance
+        .iter()
+        .map(|b| format!("K = {} {:.2}", b.layers, b.max_over_mean))
+        .collect();
+    format!(
+        "prefixes of layers as MPI splits bulk data over them (summed routes of layers 0..K, \
+         max/mean per cable): {}",
+        figures.join(", ")
+    )
 }
 
 /// A routing made deadlock-free by lanes by port pair, with the fabric it was made for: a
@@ -428,6 +452,7 @@ pub fn route(
         };
         let tables = forwarding_tables(&fabric, &graph, &layers, &lids);
         let switches = entries(&fabric, &graph, &layers, &lids, &tables)?;
+        let prefix_balance = balance_of_prefixes(&graph, &layers);
         return Ok(Routed {
             lids: switches.first().map_or(0, |(_, e)| e.len()),
             switches,
@@ -446,6 +471,7 @@ pub fn route(
                 order: None,
                 scheme: "deadlock avoidance off".into(),
             }),
+            prefix_balance,
             elapsed: started.elapsed(),
         });
     }
@@ -585,6 +611,7 @@ fn finish(
     started: std::time::Instant,
 ) -> Result<Routed, EngineError> {
     let switches = entries(&fabric, &graph, &done.routing, &lids, &done.tables)?;
+    let prefix_balance = balance_of_prefixes(&graph, &done.routing);
     let qos = QosAnswers::new(
         fabric.clone(),
         lids,
@@ -618,6 +645,7 @@ fn finish(
         base,
         repair,
         multicast,
+        prefix_balance,
         elapsed: started.elapsed(),
     })
 }

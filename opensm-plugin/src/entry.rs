@@ -559,6 +559,7 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
                 if let Some(repair) = &r.repair {
                     log::info!("{repair}");
                 }
+                log::info!("{}", engine::prefix_balance_line(&r.prefix_balance));
                 log::info!("{}", r.deadlock_summary);
                 if let Some(guarantee) = &r.guarantee {
                     log::info!("{guarantee}");

@@ -27,6 +27,15 @@ pub enum Outcome {
     Failed,
 }
 
+/// The balance of one prefix of layers in a [`SweepRecord`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PrefixFigure {
+    /// K: layers 0..K summed.
+    pub layers: usize,
+    /// The busiest cable's summed routes over the mean (3 decimals).
+    pub max_over_mean: f64,
+}
+
 /// One line of the sweep log.
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepRecord {
@@ -68,6 +77,10 @@ pub struct SweepRecord {
     /// Why a repair gave way to a full routing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_routing: Option<String>,
+    /// Max/mean of the summed routes of layers 0..K per cable, for K = 1, 2, 4, … (the
+    /// prefixes MPI stacks split bulk data over); empty for a failed pass.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prefix_balance: Vec<PrefixFigure>,
     /// Wall time of the pass, and of the core's routing in it.
     pub ms: u128,
     pub core_ms: u128,
@@ -106,6 +119,14 @@ impl SweepRecord {
             disjoint_budget: repair.map(|r| r.report.budget),
             disjoint_budget_used: repair.map(|r| r.report.spent),
             full_routing: repair.and_then(|r| r.report.full_routing.clone()),
+            prefix_balance: routed
+                .prefix_balance
+                .iter()
+                .map(|b| PrefixFigure {
+                    layers: b.layers,
+                    max_over_mean: (b.max_over_mean * 1000.0).round() / 1000.0,
+                })
+                .collect(),
             ms: elapsed.as_millis(),
             core_ms: routed.elapsed.as_millis(),
             deadlock: routed.deadlock_summary.clone(),
@@ -133,6 +154,7 @@ impl SweepRecord {
             disjoint_budget: None,
             disjoint_budget_used: None,
             full_routing: None,
+            prefix_balance: Vec::new(),
             ms: elapsed.as_millis(),
             core_ms: 0,
             deadlock: String::new(),
