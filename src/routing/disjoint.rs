@@ -27,7 +27,13 @@ pub(super) fn count_disjoint(
     let mut flow = PathFlow::default();
     for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
         for s in (0..n).filter(|&s| s != t) {
-            disjoint[t * n + s] = pair_disjoint(graph, layers, count, s, t, &mut flow);
+            disjoint[t * n + s] = if count <= 1 {
+                // One layer has one path or none: no flow to compute (the driver balances
+                // layer 0 alone first, on fabrics of any size).
+                u8::from(count == 1 && layers.is_routed(0, s, t))
+            } else {
+                pair_disjoint(graph, layers, count, s, t, &mut flow)
+            };
         }
     }
 }

@@ -65,7 +65,8 @@ use crate::routing::layers::Layers;
 /// `loads` and `disjoint` are the current link loads (per directed edge) and edge-disjoint
 /// path counts (`t * n + s`, for destinations with endpoints), as the rebalancing pass leaves
 /// them. `lengths` bounds the layers after layer 0 (`None`: every layer stays minimal); with
-/// `cables`, every route stays unimodal in that order. Only routes of the layers in `movable`
+/// `cables`, every route stays unimodal in that order. Returns the disjoint-path counts of
+/// the polished layers, as `disjoint` came. Only routes of the layers in `movable`
 /// move, and `loads` count the layers up to its end: the layers below are a prefix balanced
 /// before, the layers above do not carry the traffic split over this prefix.
 // Loads and disjoint counts come by value from the rebalancing pass (the search's state takes
@@ -81,14 +82,15 @@ pub(in crate::routing) fn polish(
     seed: u64,
     budget: u64,
     movable: std::ops::Range<usize>,
-) {
+) -> Vec<u8> {
     if loads.is_empty() {
-        return; // no links to balance
+        return disjoint; // no links to balance
     }
     let mut state = State::new(graph, lengths, loads, disjoint, budget);
     state.cables = cables;
     state.movable = movable;
     state.run(layers, &mut Rng::new(seed ^ 0x0050_15E0_D0C5));
+    state.disjoint
 }
 
 impl State<'_> {
