@@ -217,13 +217,17 @@ fn searching_saves_vls_on_most_routings() {
 }
 
 /// The reference implementation (LNMP + OpenSM's DFSSSP) needed 3 VLs on Slim Fly q = 5 with
-/// 4 layers, for a routing with hardly any non-minimal diversity; ours, with 3 edge-disjoint
-/// paths for every pair that can have them (6/7 of all), fits in as many.
+/// 4 layers, for a routing with hardly any non-minimal diversity. Ours, with three
+/// edge-disjoint paths for 84 % of the pairs, built prefix by prefix so that layers 0-1 are
+/// balanced on their own, fits in 3 with seeds 2 and 3 and needs 4 with seed 1 (3 for every
+/// seed when all layers were balanced together, which left layers 0-1 uneven); the plugin
+/// uses DFSSSP only where lanes by port pair do not apply, with 8 VLs on the usual hardware.
 mod slim_fly_q5_with_4_layers_fits_in_3_vls {
     use super::*;
     fn fits(seed: u64) {
         let vls = vls_with("slimfly:q=5", 4, seed, VlSearch::FULL);
-        assert!(vls <= 3, "seed {seed}: {vls} VLs");
+        let most = if seed == 1 { 4 } else { 3 };
+        assert!(vls <= most, "seed {seed}: {vls} VLs");
     }
     #[test]
     fn seed_1() {
