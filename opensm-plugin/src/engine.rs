@@ -317,7 +317,7 @@ pub struct Routed {
     /// What the multicast trees of this routing are built over.
     pub multicast: Arc<McastBasis>,
     /// How evenly the summed routes of each prefix of layers 0..K (K = 1, 2, 4, …) spread over
-    /// the cables: MPI stacks split bulk data evenly over such a prefix, so each must be
+    /// the switch-to-switch links (parallel cables counted as one link): MPI stacks split bulk data evenly over such a prefix, so each must be
     /// balanced on its own (cheap figures; `ibfabric analyze` gives the throughput).
     pub prefix_balance: Vec<PrefixBalance>,
     /// Time the routing took.
@@ -338,7 +338,7 @@ pub fn prefix_balance_line(balance: &[PrefixBalance]) -> String {
         .collect();
     format!(
         "prefixes of layers as MPI splits bulk data over them (summed routes of layers 0..K, \
-         max/mean per cable): {}",
+         max/mean per switch-to-switch link, parallel cables as one): {}",
         figures.join(", ")
     )
 }
