@@ -159,11 +159,7 @@ impl Layering {
             LayerPolicyArg::Parallel => {
                 let copies = usize::from(lids);
                 Self {
-                    policy: if copies == 1 {
-                        LayerPolicy::Fixed(0)
-                    } else {
-                        LayerPolicy::Parallel { endpoints: 0 }
-                    },
+                    policy: split_over(copies),
                     copies,
                     part_bytes: bytes.unwrap_or(0).div_ceil(copies as u64),
                     name: arg.to_string(),
@@ -190,11 +186,7 @@ impl Layering {
                     )
                 };
                 Self {
-                    policy: if copies == 1 {
-                        LayerPolicy::Fixed(0)
-                    } else {
-                        LayerPolicy::Parallel { endpoints: 0 }
-                    },
+                    policy: split_over(copies),
                     copies,
                     part_bytes: if bytes.is_some() {
                         split.largest_part()
@@ -464,4 +456,14 @@ pub fn run(args: SimgridArgs) -> anyhow::Result<ExitCode> {
         layering.name
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The platform policy for a message sent as `copies` parts, copy k over layer k: one part is
+/// layer 0 alone, more are the parallel copies of every endpoint.
+fn split_over(copies: usize) -> LayerPolicy {
+    if copies == 1 {
+        LayerPolicy::Fixed(0)
+    } else {
+        LayerPolicy::Parallel { endpoints: 0 }
+    }
 }
