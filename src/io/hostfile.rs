@@ -2,8 +2,9 @@
 //! rank order written so that MPI launchers start rank r on the r-th host.
 //!
 //! * Input: one host per line (blank lines and `#` comments skipped); a host may repeat (one
-//!   rank per line). A line names a host of the fabric by node name, by node description, or
-//!   by the description's first word (the hostname in `node17 HCA-1`).
+//!   rank per line). A line names a host of the fabric as any name does
+//!   ([`NodeResolver`](super::names::NodeResolver): node name, GUID, node-name-map,
+//!   NodeDescription or its hostname, as in `node17 HCA-1`).
 //! * [`HostfileFormat::OpenMpi`]: `host slots=k` lines for `mpirun --hostfile`; Open MPI fills
 //!   a host's slots before the next host, so consecutive ranks on one host merge into one
 //!   line, and a host whose ranks are not consecutive cannot be expressed (refused).
@@ -13,8 +14,6 @@
 
 use std::collections::HashMap;
 
-use super::ParseError;
-use crate::topology::{Fabric, NodeId, NodeKind};
 
 /// The hostfile dialects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,75 +33,6 @@ pub fn parse_hosts(text: &str) -> Vec<(usize, &str)> {
         .map(|(i, line)| (i + 1, line.split('#').next().unwrap_or("").trim()))
         .filter(|(_, host)| !host.is_empty())
         .collect()
-}
-
-/// Finds hosts of a fabric by node name, description, or the description's first word.
-pub struct HostIndex {
-    by_name: HashMap<String, NodeId>,
-    fabric: String,
-}
-
-impl HostIndex {
-    /// Indexes the channel adapters of `fabric`; where two share a key, the first in node
-    /// order wins (a host's first HCA).
-    pub fn new(fabric: &Fabric) -> Self {
-        let mut by_name = HashMap::new();
-        let cas = || {
-            fabric
-                .nodes()
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| n.kind == NodeKind::Ca)
-                .map(|(i, n)| (NodeId(i as u32), n))
-        };
-        // Weaker keys first, so that exact names and descriptions overwrite them.
-        for (id, node) in cas() {
-            if let Some(word) = node.description.split_whitespace().next() {
-                by_name.entry(word.to_string()).or_insert(id);
-            }
-        }
-        let mut exact = HashMap::new();
-        for (id, node) in cas() {
-            exact
-                .entry(node.description.trim().to_string())
-                .or_insert(id);
-        }
-        for (id, node) in cas() {
-            exact.entry(node.name.clone()).or_insert(id);
-        }
-        by_name.extend(exact);
-        Self {
-            by_name,
-            fabric: fabric.name.clone(),
-        }
-    }
-
-    /// The node `host` names.
-    pub fn find(&self, host: &str) -> Option<NodeId> {
-        self.by_name.get(host).copied()
-    }
-
-    /// The nodes of every line of a host list.
-    ///
-    /// # Errors
-    /// The first line naming no host of the fabric.
-    pub fn resolve(&self, hosts: &[(usize, &str)]) -> Result<Vec<NodeId>, ParseError> {
-        hosts
-            .iter()
-            .map(|&(line, host)| {
-                self.find(host).ok_or_else(|| {
-                    ParseError::new(
-                        line,
-                        format!(
-                            "a host of {} (node name, node description or hostname)",
-                            self.fabric
-                        ),
-                        host,
-                    )
-                })
-            })
-            .collect()
-    }
 }
 
 /// Why a rank order cannot be written in a format.
@@ -167,28 +97,6 @@ mod tests {
     fn host_lists_skip_blanks_and_comments_and_keep_line_numbers() {
         let hosts = parse_hosts("# job 17\nnode1\n\n  node2  # spare\nnode1\n");
         assert_eq!(hosts, vec![(2, "node1"), (4, "node2"), (5, "node1")]);
-    }
-
-    #[test]
-    fn hosts_are_found_by_name_description_or_hostname_and_unknown_ones_named() {
-        let spec: TopologySpec = "shortcut:nodes=8,degree=4,hosts=2,seed=1".parse().unwrap();
-        let fabric = spec.build().unwrap();
-        let index = HostIndex::new(&fabric);
-        let node = fabric.node_by_name("sc3-h1").unwrap();
-        let description = fabric.node(node).description.clone();
-        assert!(description.starts_with("sc3-h1 "), "{description}");
-        assert_eq!(index.find("sc3-h1"), Some(node));
-        assert_eq!(index.find(&description), Some(node));
-        assert_eq!(index.find("sc3"), None, "switches are not hosts");
-        let err = index
-            .resolve(&parse_hosts("sc0-h0\nsc1-h0\nnode9\n"))
-            .unwrap_err();
-        assert_eq!(err.line, 3);
-        assert_eq!(err.found, "\"node9\"");
-        assert!(
-            err.to_string()
-                .starts_with("line 3: expected a host of shortcut-n8-k4-s1")
-        );
     }
 
     /// Reads a hostfile the way Open MPI does for `--hostfile` (`host [slots=N]`, comments,

@@ -7,6 +7,8 @@
 //! * [`ibnetdiscover`]: topology dumps ⇄ [`Fabric`](crate::topology::Fabric);
 //! * [`iblinkinfo`]: per-port link states, widths, speeds and "could be" hints;
 //! * [`node_name_map`]: the GUID → name map shared by infiniband-diags and OpenSM;
+//! * [`names`]: which node a name given by a user, a host list or a schedule means (GUID,
+//!   node-name-map, NodeDescription, hostname, the construction's names);
 //! * [`ibsim`], [`dot`], [`fabric_document`]: renderings of a fabric for the simulator,
 //!   Graphviz and YAML/JSON documents;
 //! * [`simgrid`], [`simgrid_bench`]: the SimGrid platform and hostfile of a routed fabric, the
@@ -26,6 +28,7 @@ pub mod lfts;
 pub mod mfts;
 #[cfg(test)]
 mod mutate;
+pub mod names;
 pub mod node_name_map;
 pub mod path_sl;
 mod scan;

@@ -350,6 +350,25 @@ impl Fabric {
         &self.links[id.0 as usize]
     }
 
+    /// Renames a node: a discovered node taking the name its construction or a site's
+    /// node-name-map gives it, so that schedules and layouts written with those names find it.
+    /// Renaming a node to its own name does nothing.
+    ///
+    /// # Errors
+    /// Another node already has that name.
+    pub fn rename_node(&mut self, id: NodeId, name: impl Into<String>) -> Result<(), FabricError> {
+        let name = name.into();
+        match self.by_name.get(&name) {
+            Some(&other) if other == id => return Ok(()),
+            Some(_) => return Err(FabricError::DuplicateName(name)),
+            None => {}
+        }
+        let old = std::mem::replace(&mut self.nodes[id.index()].name, name.clone());
+        self.by_name.remove(&old);
+        self.by_name.insert(name, id);
+        Ok(())
+    }
+
     /// The node called `name`.
     pub fn node_by_name(&self, name: &str) -> Option<NodeId> {
         self.by_name.get(name).copied()
@@ -586,6 +605,23 @@ mod tests {
         assert_eq!(f.node(h).ports[2].guid, Guid(0x22));
         assert_eq!(f.node(s).ports[2].guid, Guid(0x10));
         assert_eq!(f.summary().host_links, 1);
+    }
+
+    #[test]
+    fn a_renamed_node_is_found_by_its_new_name_only() {
+        let mut f = Fabric::new("t");
+        let a = f.add_node(spec(NodeKind::Ca, "a", 1, 1)).unwrap();
+        let b = f.add_node(spec(NodeKind::Ca, "b", 2, 1)).unwrap();
+        f.rename_node(a, "srv0").unwrap();
+        assert_eq!(f.node_by_name("srv0"), Some(a));
+        assert_eq!(f.node_by_name("a"), None);
+        assert_eq!(f.node(a).name, "srv0");
+        f.rename_node(a, "srv0").unwrap();
+        assert!(matches!(
+            f.rename_node(b, "srv0"),
+            Err(FabricError::DuplicateName(_))
+        ));
+        assert_eq!(f.node_by_name("b"), Some(b), "a refused rename changes nothing");
     }
 
     #[test]

@@ -28,6 +28,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use super::{PlanIndex, compatible};
+/// The device name a NodeDescription carries (one home for every reader of descriptions).
+pub use crate::io::names::host_part as described_name;
 use crate::io::{NodeNameMap, is_aggregation_node};
 use crate::plan::{CableEnd, DeviceKind, Plan};
 use crate::topology::{Fabric, Node, NodeId, NodeKind, PortRef};
@@ -226,16 +228,6 @@ pub(crate) fn bind_with(
         g.propagate(&mut binding);
     }
     binding
-}
-
-/// The device name a NodeDescription carries: `MF0;<name>:<model>/U1` (managed switches,
-/// routers), else the first word (`<hostname> mlx5_0`, `<hostname> HCA-1`).
-pub fn described_name(description: &str) -> &str {
-    let d = description.trim();
-    if let Some(rest) = d.strip_prefix("MF0;") {
-        return rest.split(':').next().unwrap_or(rest).trim();
-    }
-    d.split_whitespace().next().unwrap_or("")
 }
 
 /// The plan device `name` names: the device of that name, else the longest device name that

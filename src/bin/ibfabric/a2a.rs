@@ -12,12 +12,14 @@ use ibfabric::Fabric;
 use ibfabric::cli::output;
 use ibfabric::collectives::{self, CongestionReport, MlfmSpine, Schedule};
 use ibfabric::io::lfts;
+use ibfabric::io::names::{self, Want};
+use ibfabric::io::node_name_map::NodeNameMap;
 use ibfabric::routing::{ForwardingTables, LidTable, assign_lids};
 use ibfabric::topology::lsft::Lsft;
 use ibfabric::topology::mlfm::Mlfm;
 use ibfabric::topology::{Construction, TopologySpec};
 
-use crate::source::{load_fabric, load_tables};
+use crate::source::{load_fabric_with_map, load_tables};
 
 #[derive(Args)]
 pub struct A2aArgs {
@@ -51,10 +53,16 @@ pub struct A2aArgs {
     /// `P(1,2)-s0`, belong to the name; default: every server in node order).
     #[arg(long)]
     servers: Option<String>,
-    /// The fabric to check on (topology spec, fabric document or ibnetdiscover dump); default:
-    /// the scheme's topology.
+    /// The fabric to check on (topology spec, fabric document or ibnetdiscover dump of the
+    /// live fabric); default: the scheme's topology. A dump's nodes take the construction's
+    /// names (found by node-name-map, GUID, NodeDescription or its host part).
     #[arg(long)]
     fabric: Option<String>,
+    /// Node-name-map (`0x<GUID> "name"` per line) of the fabric checked on: names a dump's
+    /// nodes; the schedule's servers are found by it, by NodeDescription or its host part, or by
+    /// the construction's GUIDs.
+    #[arg(long, value_name = "FILE")]
+    node_name_map: Option<PathBuf>,
     /// Forwarding tables to check on (opensm-lfts.dump or ibroute output); default: the routing
     /// the core computes (the MLFM layer layout for mlfm).
     #[arg(long, value_name = "FILE")]
@@ -193,7 +201,13 @@ fn routing(
     mlfm: Option<Mlfm>,
 ) -> anyhow::Result<(Fabric, LidTable, ForwardingTables)> {
     let mut fabric = match &args.fabric {
-        Some(source) => load_fabric(source, None)?,
+        Some(source) => {
+            let (mut fabric, names) =
+                load_fabric_with_map(source, args.node_name_map.as_deref())?;
+            let layout = args.lfts.is_none() && mlfm.is_some();
+            adopt_construction(&mut fabric, &generated, names.as_ref(), schedule, layout, source)?;
+            fabric
+        }
         None => generated,
     };
     if let Some(path) = &args.lfts {
@@ -242,6 +256,47 @@ fn routing(
             Ok((fabric, lids, tables))
         }
     }
+}
+
+/// The fabric read from `source` (a live fabric's dump, named by NodeDescription or by the
+/// node-name-map `names`) takes the construction's names of the schedule's servers, and of its
+/// switches, which the MLFM layout computed on it needs (`layout`); without the layout,
+/// switches that cannot all be found keep the dump's names.
+fn adopt_construction(
+    fabric: &mut Fabric,
+    construction: &Fabric,
+    names: Option<&NodeNameMap>,
+    schedule: &Schedule,
+    layout: bool,
+    source: &str,
+) -> anyhow::Result<()> {
+    let rules = names::adopt_names(fabric, construction, names, &schedule.ranks, Want::Host)
+        .with_context(|| format!("{source}: the schedule's servers"))?;
+    log::info!(
+        "{source}: the schedule's {} servers found: {}",
+        rules.len(),
+        names::summary(rules)
+    );
+    let switches: Vec<&str> = construction
+        .switches()
+        .map(|s| construction.node(s).name.as_str())
+        .collect();
+    match names::adopt_names(fabric, construction, names, &switches, Want::Switch) {
+        Ok(rules) => log::info!(
+            "{source}: the {} switches of {} found: {}",
+            rules.len(),
+            construction.name,
+            names::summary(rules)
+        ),
+        Err(e) if layout => {
+            bail!(
+                "{source}: the MLFM layout needs every switch of {}: {e}",
+                construction.name
+            )
+        }
+        Err(e) => log::info!("{source}: the switches keep the dump's names ({e})"),
+    }
+    Ok(())
 }
 
 fn text(schedule: &Schedule, report: Option<&CongestionReport>) -> String {

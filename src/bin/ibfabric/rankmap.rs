@@ -8,7 +8,8 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use ibfabric::cli::{input, output};
-use ibfabric::io::hostfile::{self, HostIndex, HostfileFormat};
+use ibfabric::io::hostfile::{self, HostfileFormat};
+use ibfabric::io::names::NodeResolver;
 use ibfabric::placement::{
     Collective, Evaluator, HostRoutes, Mapping, Objective, Slot, rank_order, two_opt,
 };
@@ -16,7 +17,7 @@ use ibfabric::routing::{Algorithm, LidTable, RoutingConfig, assign_lids, route_f
 use ibfabric::topology::{PortRef, SwitchGraph};
 use serde::Serialize;
 
-use crate::source::{has_lids, load_fabric, load_tables};
+use crate::source::{has_lids, load_fabric_with_map, load_tables, resolve_hosts};
 
 #[derive(Args)]
 pub struct RankmapArgs {
@@ -28,8 +29,8 @@ pub struct RankmapArgs {
     /// without them, the fabric is routed minimally by the core.
     #[arg(long, value_name = "FILE")]
     lfts: Option<PathBuf>,
-    /// The job's hosts, one per line (node name, node description or hostname; repeat a host
-    /// for several ranks on it).
+    /// The job's hosts, one per line (node name, 0x GUID, node-name-map name, NodeDescription
+    /// or hostname; repeat a host for several ranks on it).
     #[arg(long, value_name = "FILE")]
     hosts: PathBuf,
     /// The collective to optimise for.
@@ -50,7 +51,8 @@ pub struct RankmapArgs {
     /// Hostfile format.
     #[arg(long, value_enum, default_value_t = FormatArg::Openmpi)]
     format: FormatArg,
-    /// Node-name-map applied when reading an ibnetdiscover dump.
+    /// Node-name-map (`0x<GUID> "name"` per line): names a dump's nodes, and the hosts list
+    /// may use its names.
     #[arg(long, value_name = "FILE")]
     node_name_map: Option<PathBuf>,
     /// Write the hostfile to FILE (atomically) instead of stdout.
@@ -125,7 +127,7 @@ struct Report {
 }
 
 pub fn run(args: RankmapArgs) -> anyhow::Result<ExitCode> {
-    let mut fabric = load_fabric(&args.fabric, args.node_name_map.as_deref())?;
+    let (mut fabric, names) = load_fabric_with_map(&args.fabric, args.node_name_map.as_deref())?;
     let tables = match &args.lfts {
         Some(path) => load_tables(&mut fabric, &args.fabric, path)?,
         None => {
@@ -149,9 +151,11 @@ pub fn run(args: RankmapArgs) -> anyhow::Result<ExitCode> {
     if lines.is_empty() {
         bail!("{hosts_name}: no hosts");
     }
-    let nodes = HostIndex::new(&fabric)
-        .resolve(&lines)
-        .map_err(|e| anyhow::anyhow!("{hosts_name}: {e}"))?;
+    let nodes = resolve_hosts(
+        &NodeResolver::new(&fabric, names.as_ref()),
+        &lines,
+        &hosts_name,
+    )?;
     let graph = SwitchGraph::new(&fabric);
     let mut dense = vec![u32::MAX; fabric.nodes().len()];
     for i in 0..graph.len() {

@@ -13,14 +13,18 @@ use anyhow::{Context, bail};
 use clap::Args;
 use ibfabric::Fabric;
 use ibfabric::cli::{input, output};
-use ibfabric::io::hostfile::{self, HostIndex};
+use ibfabric::io::hostfile;
+use ibfabric::io::names::NodeResolver;
+use ibfabric::io::node_name_map::NodeNameMap;
 use ibfabric::io::simgrid;
 use ibfabric::options::{FrontEndDefaults, MAX_LAYERS, PathOptions};
 use ibfabric::routing::{ForwardingTables, LidTable, assign_lids, route_fabric};
 use ibfabric::simulation::{LayerPolicy, LinkModel, Platform, Ucx};
 use ibfabric::topology::{LinkSpeed, LinkWidth, PortRef};
 
-use crate::source::{has_lids, load_fabric, load_tables};
+use crate::source::{
+    has_lids, load_fabric, load_tables, read_node_name_map, resolve_hosts,
+};
 
 const DEFAULT_LAYERS: usize = FrontEndDefaults::COMMAND
     .layers
@@ -42,9 +46,9 @@ pub struct PlatformArgs {
     pub layers: usize,
     #[command(flatten)]
     pub paths: PathOptions,
-    /// The job's hosts, one rank per line (node name, description or hostname; `host
-    /// slots=N` as Open MPI and `ibfabric rankmap` write it); default: every host, one rank
-    /// each, in node order.
+    /// The job's hosts, one rank per line (node name, 0x GUID, node-name-map name or hostname;
+    /// `host slots=N` as Open MPI and `ibfabric rankmap` write it); default: every host, one
+    /// rank each, in node order.
     #[arg(long, value_name = "FILE")]
     pub hosts: Option<PathBuf>,
     /// Which layers (LID offsets) a host pair's traffic takes. `ucx[:K]` (simulate's
@@ -68,7 +72,8 @@ pub struct PlatformArgs {
     /// Latency of every link in nanoseconds (a switch traversal and its cable).
     #[arg(long, default_value_t = LinkModel::DEFAULT.latency_ns, value_name = "NS")]
     pub latency: f64,
-    /// Node-name-map applied when reading an ibnetdiscover dump.
+    /// Node-name-map (`0x<GUID> "name"` per line): names a dump's nodes, and hosts and
+    /// schedule ranks may use its names.
     #[arg(long, value_name = "FILE")]
     pub node_name_map: Option<PathBuf>,
 }
@@ -258,6 +263,14 @@ impl PlatformArgs {
         load_fabric(&self.fabric, self.node_name_map.as_deref())
     }
 
+    /// The node-name-map given, for resolving hosts and ranks by its names.
+    pub fn names(&self) -> anyhow::Result<Option<NodeNameMap>> {
+        self.node_name_map
+            .as_deref()
+            .map(read_node_name_map)
+            .transpose()
+    }
+
     /// The fabric routed: its tables read back (--lfts) or the core's routing.
     pub fn route(&self, mut fabric: Fabric) -> anyhow::Result<Routing> {
         if let Some(path) = &self.lfts {
@@ -293,7 +306,7 @@ impl PlatformArgs {
     /// The job's ranks as endpoint ports (--hosts, or every host in node order).
     pub fn ranks(&self, fabric: &Fabric) -> anyhow::Result<Vec<PortRef>> {
         match &self.hosts {
-            Some(path) => ranks_from_file(fabric, path),
+            Some(path) => ranks_from_file(fabric, self.names()?.as_ref(), path),
             None => {
                 let ranks: Vec<PortRef> = fabric
                     .hosts()
@@ -317,7 +330,11 @@ pub fn endpoint_of(fabric: &Fabric, node: ibfabric::topology::NodeId) -> Option<
 }
 
 /// Ranks from a host list (`host` or `host slots=N` per line).
-fn ranks_from_file(fabric: &Fabric, path: &std::path::Path) -> anyhow::Result<Vec<PortRef>> {
+fn ranks_from_file(
+    fabric: &Fabric,
+    names: Option<&NodeNameMap>,
+    path: &std::path::Path,
+) -> anyhow::Result<Vec<PortRef>> {
     let name = input::display_name(path);
     let text = input::read_text(path)?;
     let mut lines = Vec::new();
@@ -336,9 +353,7 @@ fn ranks_from_file(fabric: &Fabric, path: &std::path::Path) -> anyhow::Result<Ve
     if lines.is_empty() {
         bail!("{name}: no hosts");
     }
-    let nodes = HostIndex::new(fabric)
-        .resolve(&lines)
-        .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    let nodes = resolve_hosts(&NodeResolver::new(fabric, names), &lines, &name)?;
     lines
         .iter()
         .zip(nodes)

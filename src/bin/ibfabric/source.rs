@@ -11,14 +11,32 @@ use ibfabric::cli::input;
 use ibfabric::io::fabric_document::FabricDocument;
 use ibfabric::io::ibnetdiscover;
 use ibfabric::io::lfts;
+use ibfabric::io::names::{self, NodeResolver, Want};
 use ibfabric::io::node_name_map::NodeNameMap;
 use ibfabric::plan::document::PlanDocument;
 use ibfabric::routing::ForwardingTables;
+use ibfabric::topology::NodeId;
 use ibfabric::topology::TopologySpec;
 
 /// Loads the fabric named by `source`: an existing file is read by its content, anything else
 /// must be a topology spec.
 pub fn load_fabric(source: &str, node_name_map: Option<&Path>) -> anyhow::Result<Fabric> {
+    let map = node_name_map.map(read_node_name_map).transpose()?;
+    read_fabric(source, map.as_ref())
+}
+
+/// [`load_fabric`], and the node-name-map read, for resolving names given later (ranks, host
+/// lists) by the same map ([`NodeResolver`]).
+pub fn load_fabric_with_map(
+    source: &str,
+    node_name_map: Option<&Path>,
+) -> anyhow::Result<(Fabric, Option<NodeNameMap>)> {
+    let map = node_name_map.map(read_node_name_map).transpose()?;
+    Ok((read_fabric(source, map.as_ref())?, map))
+}
+
+/// Reads the fabric `source` names; a dump's nodes take the map's names.
+fn read_fabric(source: &str, names: Option<&NodeNameMap>) -> anyhow::Result<Fabric> {
     let path = Path::new(source);
     if !path.exists() && !input::is_stdin(path) {
         let spec: TopologySpec = source
@@ -45,8 +63,7 @@ pub fn load_fabric(source: &str, node_name_map: Option<&Path>) -> anyhow::Result
             .with_context(|| format!("{source}: not a fabric document"))?;
         return doc.to_fabric().with_context(|| source.to_string());
     }
-    let names = node_name_map.map(read_node_name_map).transpose()?;
-    let dump = ibnetdiscover::parse(&text, names.as_ref())
+    let dump = ibnetdiscover::parse(&text, names)
         .map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
     for warning in &dump.warnings {
         log::warn!("{source}: {warning}");
@@ -61,6 +78,25 @@ pub fn load_fabric(source: &str, node_name_map: Option<&Path>) -> anyhow::Result
 pub fn read_node_name_map(path: &Path) -> anyhow::Result<NodeNameMap> {
     let text = input::read_text(path)?;
     NodeNameMap::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", input::display_name(path)))
+}
+
+/// The hosts of a host list (`(line, name)` as `hostfile::parse_hosts` gives them), read from
+/// `list` (its name in messages): every name resolved as names are everywhere
+/// ([`NodeResolver`]); with `-v` a note says which rules found them.
+pub fn resolve_hosts(
+    resolver: &NodeResolver<'_>,
+    lines: &[(usize, &str)],
+    list: &str,
+) -> anyhow::Result<Vec<NodeId>> {
+    let resolved = resolver
+        .resolve_lines(lines, Want::Host)
+        .map_err(|e| anyhow::anyhow!("{list}: {e}"))?;
+    log::info!(
+        "{list}: {} hosts found: {}",
+        resolved.len(),
+        names::summary(resolved.iter().map(|r| r.rule))
+    );
+    Ok(resolved.into_iter().map(|r| r.node).collect())
 }
 
 /// Reads forwarding tables (opensm-lfts.dump or concatenated `ibroute` output) for `fabric`

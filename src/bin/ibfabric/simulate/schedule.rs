@@ -3,6 +3,8 @@
 
 use anyhow::{Context, bail};
 use ibfabric::collectives::{self, MlfmSpine, Schedule};
+use ibfabric::io::names::{self, NodeResolver, Want};
+use ibfabric::io::node_name_map::NodeNameMap;
 use ibfabric::routing::{LidTable, assign_lids};
 use ibfabric::topology::mlfm::Mlfm;
 use ibfabric::topology::{Construction, PortRef, TopologySpec};
@@ -108,18 +110,34 @@ fn schedule_columns(schedule: &Schedule) -> Option<u32> {
         .find_map(|w| w.strip_prefix("l=")?.parse().ok())
 }
 
-/// The ranks of a schedule: its servers by name.
-pub fn schedule_ranks(routing: &Routing, schedule: &Schedule) -> anyhow::Result<Vec<PortRef>> {
+/// The ranks of a schedule: its servers by name, resolved in the fabric as every name is (a
+/// dump names them by NodeDescription or by the node-name-map `names`).
+pub fn schedule_ranks(
+    routing: &Routing,
+    schedule: &Schedule,
+    names: Option<&NodeNameMap>,
+) -> anyhow::Result<Vec<PortRef>> {
     let fabric = &routing.fabric;
-    schedule
+    let resolver = NodeResolver::new(fabric, names);
+    let mut rules = Vec::with_capacity(schedule.ranks.len());
+    let ranks = schedule
         .ranks
         .iter()
-        .map(|name| {
-            let node = fabric.node_by_name(name).with_context(|| {
-                format!("the schedule's server {name:?} is not in {}", fabric.name)
-            })?;
-            crate::simgrid::endpoint_of(fabric, node)
+        .enumerate()
+        .map(|(rank, name)| {
+            let found = resolver
+                .resolve(name, Want::Host)
+                .with_context(|| format!("the schedule's rank {rank}"))?;
+            rules.push(found.rule);
+            crate::simgrid::endpoint_of(fabric, found.node)
                 .with_context(|| format!("{name}: no port with a LID cabled to a switch"))
         })
-        .collect()
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    log::info!(
+        "{}: the schedule's {} ranks found: {}",
+        fabric.name,
+        ranks.len(),
+        names::summary(rules)
+    );
+    Ok(ranks)
 }
