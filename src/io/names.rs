@@ -180,7 +180,7 @@ impl ResolveError {
                 candidates,
                 ..
             } => format!(
-                "a {want} of {fabric} (by {looked}){}",
+                "a {want} of {fabric} (by {looked}{})",
                 nearest(candidates)
             ),
             ResolveError::Ambiguous {

@@ -1,0 +1,285 @@
+//! Every command on a live fabric's dumps: the MLFM d = 3, written as an ibsim net file by
+//! `ibfabric topo`, runs in ibsim; stock OpenSM assigns LIDs (LMC 2) and routes it (minhop),
+//! `ibfabric a2a` computes the MLFM layer layout on the `ibnetdiscover` dump, and OpenSM's
+//! `file` engine programs it. The dump names the servers by NodeDescription
+//! (`srv0-0-0 HCA-1 mlfm-d3`) and the switches `MF0;leaf0-0:mlfm-d3/U1`, not as the schedule
+//! does (`srv0-0-0`, `leaf0-0`): the commands must find them all the same — by the
+//! description's host part, by a node-name-map, by GUID — and say which rule they used.
+//!
+//! The simulated part runs once ([`live`]); the tests read its files. `a2a_ibsim.rs` checks the
+//! same tables through the library with the generated names given by a map; these tests run
+//! the commands as a user does.
+
+mod common;
+
+#[path = "common/cli.rs"]
+mod cli;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use cli::{ibfabric, stderr};
+use common::{Ibsim, OpenSm, OpenSmOptions};
+use ibfabric::collectives::{self, MlfmSpine};
+use ibfabric::io::{NodeNameMap, ibnetdiscover, lfts};
+use ibfabric::routing::LidTable;
+use ibfabric::topology::Construction;
+use ibfabric::topology::mlfm::Mlfm;
+
+/// The MLFM schedule of the whole d = 3 machine (3 layers, LMC 2), as `a2a` options.
+const SCHEDULE: [&str; 9] = ["mlfm", "--d", "3", "--n", "3", "--l", "4", "--m", "3"];
+
+/// The files the simulated fabric left.
+struct Live {
+    dir: PathBuf,
+}
+
+impl Live {
+    fn path(&self, name: &str) -> String {
+        self.dir.join(name).to_str().unwrap().to_string()
+    }
+}
+
+/// Runs `ibfabric args`; panics with its stderr unless it exits with `status`.
+fn run(args: &[&str], status: i32) -> (String, String) {
+    let out = ibfabric(args);
+    assert_eq!(
+        out.status.code(),
+        Some(status),
+        "ibfabric {args:?}:\n{}",
+        stderr(&out)
+    );
+    let err = stderr(&out);
+    (String::from_utf8(out.stdout).unwrap(), err)
+}
+
+/// The simulated fabric's files, made once:
+/// * `fabric.net`, `generated.map`: `ibfabric topo mlfm --d 3` as an ibsim net file and as a
+///   node-name-map (the generated names);
+/// * `minhop.topo`, `minhop-lfts.dump`: `ibnetdiscover` and OpenSM's tables after minhop;
+/// * `layout.lft`: the MLFM layer layout `a2a --check --lft-out` computed on `minhop.topo`;
+/// * `live.topo`, `layout-lfts.dump`: the dump and OpenSM's tables after the `file` engine
+///   programmed the layout.
+fn live() -> &'static Live {
+    static LIVE: OnceLock<Live> = OnceLock::new();
+    LIVE.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("live_dumps-mlfm-d3");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let live = Live { dir };
+        let net = live.path("fabric.net");
+        run(&["topo", "-o", &net, "--format", "ibsim", "mlfm", "--d", "3"], 0);
+        let map = live.path("generated.map");
+        run(
+            &["topo", "-o", &map, "--format", "node-name-map", "mlfm", "--d", "3"],
+            0,
+        );
+        let sim = Ibsim::start(&std::fs::read_to_string(&net).unwrap());
+        let minhop = OpenSm::start(&sim, &OpenSmOptions::new("minhop", 2));
+        std::fs::write(live.path("minhop.topo"), sim.run("ibnetdiscover", &[])).unwrap();
+        std::fs::copy(minhop.lfts_dump_path(), live.path("minhop-lfts.dump")).unwrap();
+        drop(minhop);
+
+        // The layout on the dump's LIDs: needs every server and switch found by description.
+        let layout = live.path("layout.lft");
+        let mut args = SCHEDULE.to_vec();
+        let topo = live.path("minhop.topo");
+        args.extend(["--check", "--fabric", &topo, "--lft-out", &layout]);
+        run(&[&["a2a"], args.as_slice()].concat(), 0);
+
+        let mut options = OpenSmOptions::new("file", 2);
+        options.extra_args = vec!["-U".into(), layout.clone()];
+        let file = OpenSm::start(&sim, &options);
+        std::fs::write(live.path("live.topo"), sim.run("ibnetdiscover", &[])).unwrap();
+        std::fs::copy(file.lfts_dump_path(), live.path("layout-lfts.dump")).unwrap();
+        live
+    })
+}
+
+/// `ibfabric a2a <SCHEDULE> --check --format json -v` with `extra` options: the report and
+/// stderr.
+fn a2a_check(extra: &[&str], status: i32) -> (serde_json::Value, String) {
+    let args = [&["a2a"], &SCHEDULE[..], &["--check", "--format", "json", "-v"], extra].concat();
+    let (out, err) = run(&args, status);
+    (serde_json::from_str(&out).unwrap(), err)
+}
+
+#[test]
+fn the_dump_names_servers_by_description_not_as_the_schedule_does() {
+    let live = live();
+    let text = std::fs::read_to_string(live.path("live.topo")).unwrap();
+    let dump = ibnetdiscover::parse(&text, None).unwrap().fabric;
+    assert_eq!(dump.node_by_name("srv0-0-0"), None);
+    assert!(dump.node_by_name("srv0-0-0 HCA-1 mlfm-d3").is_some());
+}
+
+#[test]
+fn a2a_checks_the_schedule_on_opensms_tables_finding_servers_by_description() {
+    let live = live();
+    let (core, _) = a2a_check(&[], 0);
+    let (fabric, lfts) = (live.path("live.topo"), live.path("layout-lfts.dump"));
+    let (report, err) = a2a_check(&["--fabric", &fabric, "--lfts", &lfts], 0);
+    // The same verdict as on the core's layout: congestion-free.
+    assert_eq!(report["check"]["congestion_free"], true, "{report}");
+    assert_eq!(report["throughput_ratio"], core["throughput_ratio"]);
+    let servers = Mlfm::new(3).unwrap().build().hosts().count();
+    assert!(
+        err.contains(&format!(
+            "the schedule's {servers} servers found: {servers} by NodeDescription's host part"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a2a_finds_the_servers_by_node_name_map() {
+    let live = live();
+    let (fabric, lfts, map) = (
+        live.path("live.topo"),
+        live.path("layout-lfts.dump"),
+        live.path("generated.map"),
+    );
+    let (by_description, _) = a2a_check(&["--fabric", &fabric, "--lfts", &lfts], 0);
+    let (by_map, err) = a2a_check(
+        &["--fabric", &fabric, "--lfts", &lfts, "--node-name-map", &map],
+        0,
+    );
+    assert_eq!(by_map["check"], by_description["check"]);
+    assert!(err.contains("servers found: 36 by node-name-map"), "{err}");
+    assert!(
+        err.contains("the 18 switches of mlfm-d3 found: 18 by node-name-map"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a2a_on_minhops_tables_agrees_with_the_checker_on_the_same_dumps() {
+    let live = live();
+    let (fabric, lfts) = (live.path("minhop.topo"), live.path("minhop-lfts.dump"));
+    // Minhop does not realise the source-chosen spines: congested, exit status 1.
+    let (report, _) = a2a_check(&["--fabric", &fabric, "--lfts", &lfts], 1);
+    // The library's checker on the same files, the servers named by the generated map.
+    let names = NodeNameMap::from_fabric(&Mlfm::new(3).unwrap().build());
+    let dump = std::fs::read_to_string(&fabric).unwrap();
+    let dump = ibnetdiscover::parse(&dump, Some(&names)).unwrap().fabric;
+    let tables = lfts::parse(&std::fs::read_to_string(&lfts).unwrap(), &dump).unwrap();
+    let lids = LidTable::from_fabric(&dump).unwrap();
+    let schedule = collectives::mlfm(3, 3, 4, 3, MlfmSpine::BySource).unwrap();
+    let want = collectives::check(&dump, &lids, &tables.tables, &schedule).unwrap();
+    assert!(want.throughput_ratio < 1.0);
+    assert_eq!(
+        report["throughput_ratio"].as_f64(),
+        Some(want.throughput_ratio)
+    );
+    assert_eq!(
+        report["check"]["max_link_flows"].as_u64(),
+        Some(u64::from(want.max_link_flows))
+    );
+}
+
+#[test]
+fn rankmap_takes_a_site_map_and_a_host_list_in_its_names() {
+    let live = live();
+    let generated = Mlfm::new(3).unwrap().build();
+    // The site calls its servers cn01.. (node-name-map), the job lists six of them.
+    let mut site = NodeNameMap::new();
+    let hosts: Vec<_> = generated.hosts().collect();
+    for (i, &h) in hosts.iter().enumerate() {
+        site.insert(generated.node(h).guid, format!("cn{:02}", i + 1));
+    }
+    let map = live.dir.join("site.map");
+    std::fs::write(&map, site.write()).unwrap();
+    let job: Vec<String> = [3, 17, 1, 30, 8, 22]
+        .iter()
+        .map(|i| format!("cn{i:02}"))
+        .collect();
+    let list = live.dir.join("job.hosts");
+    std::fs::write(&list, job.join("\n") + "\n").unwrap();
+    let (out, err) = run(
+        &[
+            "rankmap",
+            "-v",
+            "--fabric",
+            &live.path("live.topo"),
+            "--lfts",
+            &live.path("layout-lfts.dump"),
+            "--node-name-map",
+            map.to_str().unwrap(),
+            "--hosts",
+            list.to_str().unwrap(),
+            "--collective",
+            "allreduce",
+            "--iterations",
+            "200",
+            "--format",
+            "slurm",
+        ],
+        0,
+    );
+    assert!(err.contains("6 hosts found: 6 by node-name-map"), "{err}");
+    let mut written: Vec<&str> = out.lines().collect();
+    written.sort_unstable();
+    let mut want: Vec<&str> = job.iter().map(String::as_str).collect();
+    want.sort_unstable();
+    assert_eq!(written, want);
+}
+
+#[test]
+fn simgrid_takes_hosts_by_guid() {
+    let live = live();
+    let text = std::fs::read_to_string(live.path("live.topo")).unwrap();
+    let dump = ibnetdiscover::parse(&text, None).unwrap().fabric;
+    let guids: Vec<String> = dump
+        .hosts()
+        .take(4)
+        .map(|h| dump.node(h).guid.to_string())
+        .collect();
+    let list = live.dir.join("guids.hosts");
+    std::fs::write(&list, guids.join("\n") + "\n").unwrap();
+    let out = live.dir.join("platform.xml");
+    let (_, err) = run(
+        &[
+            "simgrid",
+            "-v",
+            "--fabric",
+            &live.path("live.topo"),
+            "--lfts",
+            &live.path("layout-lfts.dump"),
+            "--hosts",
+            list.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        0,
+    );
+    assert!(err.contains("4 hosts found: 4 by GUID"), "{err}");
+}
+
+#[test]
+fn a_name_the_dump_lacks_is_an_error_naming_the_list_line_and_the_nearest_hosts() {
+    let live = live();
+    let list = live.dir.join("typo.hosts");
+    std::fs::write(&list, "srv0-0-0\n# spare\nsrv0-0-9\n").unwrap();
+    let (_, err) = run(
+        &[
+            "rankmap",
+            "--fabric",
+            &live.path("live.topo"),
+            "--lfts",
+            &live.path("layout-lfts.dump"),
+            "--hosts",
+            list.to_str().unwrap(),
+            "--collective",
+            "bcast",
+        ],
+        2,
+    );
+    assert!(
+        err.contains("typo.hosts: line 3: expected a host of ibnetdiscover (by node name"),
+        "{err}"
+    );
+    assert!(
+        err.contains("; nearest: \"srv0-0-0\", \"srv0-0-1\", \"srv0-0-2\"), found \"srv0-0-9\""),
+        "{err}"
+    );
+}
