@@ -101,7 +101,7 @@ fn lsft_is_congestion_free_and_shift_is_not() {
     assert!(out.contains("3 ranks, 3 phases"), "{out}");
     let (code, _, err) = a2a(&["shift", "--topology", "lsft:n=2", "--servers", "nope"]);
     assert_eq!(code, 2);
-    assert!(err.contains("no server \"nope\""), "{err}");
+    assert!(err.contains("--servers: no host \"nope\""), "{err}");
 }
 
 #[test]

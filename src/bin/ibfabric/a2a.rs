@@ -12,7 +12,7 @@ use ibfabric::Fabric;
 use ibfabric::cli::output;
 use ibfabric::collectives::{self, CongestionReport, MlfmSpine, Schedule};
 use ibfabric::io::lfts;
-use ibfabric::io::names::{self, Want};
+use ibfabric::io::names::{self, NodeResolver, Want};
 use ibfabric::io::node_name_map::NodeNameMap;
 use ibfabric::routing::{ForwardingTables, LidTable, assign_lids};
 use ibfabric::topology::lsft::Lsft;
@@ -49,8 +49,9 @@ pub struct A2aArgs {
     /// shift: the topology (same spec as `topo`, e.g. lsft:n=5).
     #[arg(long)]
     topology: Option<String>,
-    /// shift: the servers in rank order, comma-separated (commas inside parentheses, as in
-    /// `P(1,2)-s0`, belong to the name; default: every server in node order).
+    /// shift: the servers in rank order, comma-separated, by name or 0x GUID (commas inside
+    /// parentheses, as in `P(1,2)-s0`, belong to the name; default: every server in node
+    /// order).
     #[arg(long)]
     servers: Option<String>,
     /// The fabric to check on (topology spec, fabric document or ibnetdiscover dump of the
@@ -152,16 +153,16 @@ fn schedule(args: &A2aArgs) -> anyhow::Result<(Schedule, Fabric, Option<Mlfm>)> 
             let fabric = spec.build()?;
             let ranks = match &args.servers {
                 Some(list) => {
-                    let list = split_names(list);
-                    for name in &list {
-                        if fabric
-                            .node_by_name(name)
-                            .is_none_or(|id| fabric.node(id).is_switch())
-                        {
-                            bail!("--servers: no server {name:?} in {}", fabric.name);
-                        }
-                    }
-                    list
+                    // Any name of a server (GUID, description, …), ranked by its node name.
+                    let resolver = NodeResolver::new(&fabric, None);
+                    split_names(list)
+                        .iter()
+                        .map(|name| {
+                            let found = resolver.resolve(name, Want::Host);
+                            let found = found.with_context(|| "--servers".to_string())?;
+                            Ok(fabric.node(found.node).name.clone())
+                        })
+                        .collect::<anyhow::Result<Vec<_>>>()?
                 }
                 None => fabric
                     .hosts()
