@@ -68,10 +68,22 @@ fn live() -> &'static Live {
         std::fs::create_dir_all(&dir).unwrap();
         let live = Live { dir };
         let net = live.path("fabric.net");
-        run(&["topo", "-o", &net, "--format", "ibsim", "mlfm", "--d", "3"], 0);
+        run(
+            &["topo", "-o", &net, "--format", "ibsim", "mlfm", "--d", "3"],
+            0,
+        );
         let map = live.path("generated.map");
         run(
-            &["topo", "-o", &map, "--format", "node-name-map", "mlfm", "--d", "3"],
+            &[
+                "topo",
+                "-o",
+                &map,
+                "--format",
+                "node-name-map",
+                "mlfm",
+                "--d",
+                "3",
+            ],
             0,
         );
         let sim = Ibsim::start(&std::fs::read_to_string(&net).unwrap());
@@ -99,7 +111,13 @@ fn live() -> &'static Live {
 /// `ibfabric a2a <SCHEDULE> --check --format json -v` with `extra` options: the report and
 /// stderr.
 fn a2a_check(extra: &[&str], status: i32) -> (serde_json::Value, String) {
-    let args = [&["a2a"], &SCHEDULE[..], &["--check", "--format", "json", "-v"], extra].concat();
+    let args = [
+        &["a2a"],
+        &SCHEDULE[..],
+        &["--check", "--format", "json", "-v"],
+        extra,
+    ]
+    .concat();
     let (out, err) = run(&args, status);
     (serde_json::from_str(&out).unwrap(), err)
 }
@@ -141,7 +159,14 @@ fn a2a_finds_the_servers_by_node_name_map() {
     );
     let (by_description, _) = a2a_check(&["--fabric", &fabric, "--lfts", &lfts], 0);
     let (by_map, err) = a2a_check(
-        &["--fabric", &fabric, "--lfts", &lfts, "--node-name-map", &map],
+        &[
+            "--fabric",
+            &fabric,
+            "--lfts",
+            &lfts,
+            "--node-name-map",
+            &map,
+        ],
         0,
     );
     assert_eq!(by_map["check"], by_description["check"]);
@@ -280,6 +305,41 @@ fn a_name_the_dump_lacks_is_an_error_naming_the_list_line_and_the_nearest_hosts(
     );
     assert!(
         err.contains("; nearest: \"srv0-0-0\", \"srv0-0-1\", \"srv0-0-2\"), found \"srv0-0-9\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn simulate_runs_the_schedule_on_the_dump_finding_its_ranks_by_description() {
+    let live = live();
+    let (out, err) = run(
+        &[
+            "simulate",
+            "-v",
+            "--fabric",
+            &live.path("live.topo"),
+            "--lfts",
+            &live.path("layout-lfts.dump"),
+            "--schedule",
+            "mlfm:d=3,n=3,l=4,m=3",
+            "--pattern",
+            "schedule",
+            "--bytes",
+            "4096",
+            "--iterations",
+            "1",
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    let servers = Mlfm::new(3).unwrap().build().hosts().count();
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["ranks"].as_u64(), Some(servers as u64));
+    assert!(
+        err.contains(&format!(
+            "the schedule's {servers} ranks found: {servers} by NodeDescription's host part"
+        )),
         "{err}"
     );
 }

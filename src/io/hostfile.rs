@@ -14,7 +14,6 @@
 
 use std::collections::HashMap;
 
-
 /// The hostfile dialects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostfileFormat {
@@ -91,7 +90,6 @@ pub fn write(format: HostfileFormat, hosts: &[&str]) -> Result<String, HostfileE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::TopologySpec;
 
     #[test]
     fn host_lists_skip_blanks_and_comments_and_keep_line_numbers() {

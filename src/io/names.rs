@@ -179,10 +179,7 @@ impl ResolveError {
                 looked,
                 candidates,
                 ..
-            } => format!(
-                "a {want} of {fabric} (by {looked}{})",
-                nearest(candidates)
-            ),
+            } => format!("a {want} of {fabric} (by {looked}{})", nearest(candidates)),
             ResolveError::Ambiguous {
                 fabric,
                 rule,

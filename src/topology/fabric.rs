@@ -621,7 +621,11 @@ mod tests {
             f.rename_node(b, "srv0"),
             Err(FabricError::DuplicateName(_))
         ));
-        assert_eq!(f.node_by_name("b"), Some(b), "a refused rename changes nothing");
+        assert_eq!(
+            f.node_by_name("b"),
+            Some(b),
+            "a refused rename changes nothing"
+        );
     }
 
     #[test]

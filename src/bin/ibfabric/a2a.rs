@@ -203,10 +203,16 @@ fn routing(
 ) -> anyhow::Result<(Fabric, LidTable, ForwardingTables)> {
     let mut fabric = match &args.fabric {
         Some(source) => {
-            let (mut fabric, names) =
-                load_fabric_with_map(source, args.node_name_map.as_deref())?;
+            let (mut fabric, names) = load_fabric_with_map(source, args.node_name_map.as_deref())?;
             let layout = args.lfts.is_none() && mlfm.is_some();
-            adopt_construction(&mut fabric, &generated, names.as_ref(), schedule, layout, source)?;
+            adopt_construction(
+                &mut fabric,
+                &generated,
+                names.as_ref(),
+                schedule,
+                layout,
+                source,
+            )?;
             fabric
         }
         None => generated,

@@ -22,9 +22,7 @@ use ibfabric::routing::{ForwardingTables, LidTable, assign_lids, route_fabric};
 use ibfabric::simulation::{LayerPolicy, LinkModel, Platform, Ucx};
 use ibfabric::topology::{LinkSpeed, LinkWidth, PortRef};
 
-use crate::source::{
-    has_lids, load_fabric, load_tables, read_node_name_map, resolve_hosts,
-};
+use crate::source::{has_lids, load_fabric, load_tables, read_node_name_map, resolve_hosts};
 
 const DEFAULT_LAYERS: usize = FrontEndDefaults::COMMAND
     .layers

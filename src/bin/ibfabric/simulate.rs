@@ -154,9 +154,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let explicit = args.platform.layer_policy.clone();
     let arg = explicit.clone().unwrap_or(LayerPolicyArg::Ucx(None));
     let ranks = match &schedule {
-        Some((s, _)) => {
-            schedule::schedule_ranks(&routing, s, args.platform.names()?.as_ref())?
-        }
+        Some((s, _)) => schedule::schedule_ranks(&routing, s, args.platform.names()?.as_ref())?,
         None => args.platform.ranks(&routing.fabric)?,
     };
     let layering = match &schedule {

@@ -63,8 +63,7 @@ fn read_fabric(source: &str, names: Option<&NodeNameMap>) -> anyhow::Result<Fabr
             .with_context(|| format!("{source}: not a fabric document"))?;
         return doc.to_fabric().with_context(|| source.to_string());
     }
-    let dump = ibnetdiscover::parse(&text, names)
-        .map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+    let dump = ibnetdiscover::parse(&text, names).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
     for warning in &dump.warnings {
         log::warn!("{source}: {warning}");
     }

@@ -242,7 +242,10 @@ fn a_missing_name_is_an_error_with_the_nearest_names() {
     assert_eq!(candidates, &["srv0-0-0", "srv0-0-1", "srv0-0-2"]);
     let text = err.to_string();
     assert!(text.starts_with("no host \"srv0-0-9\" in ibnetdiscover (looked for node name"));
-    assert!(text.ends_with("nearest: \"srv0-0-0\", \"srv0-0-1\", \"srv0-0-2\""), "{text}");
+    assert!(
+        text.ends_with("nearest: \"srv0-0-0\", \"srv0-0-1\", \"srv0-0-2\""),
+        "{text}"
+    );
 }
 
 #[test]
@@ -252,7 +255,14 @@ fn a_switch_named_where_a_host_is_wanted_is_an_error_saying_so() {
         .resolve("leaf0-0", Want::Host)
         .unwrap_err();
     assert!(
-        matches!(&err, ResolveError::WrongKind { kind: "switch", want: "host", .. }),
+        matches!(
+            &err,
+            ResolveError::WrongKind {
+                kind: "switch",
+                want: "host",
+                ..
+            }
+        ),
         "{err}"
     );
 }
@@ -266,7 +276,11 @@ fn host_list_errors_name_the_line_and_what_was_expected() {
         .unwrap_err();
     assert_eq!(err.line, 3);
     assert_eq!(err.found, "\"srv9\"");
-    assert!(err.expected.starts_with("a host of ibnetdiscover (by node name"), "{err}");
+    assert!(
+        err.expected
+            .starts_with("a host of ibnetdiscover (by node name"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -293,8 +307,14 @@ fn two_names_of_one_node_are_refused_before_anything_is_renamed() {
     let mut dump = dump_of(&generated);
     let node = same_node(&dump, &generated, "srv0-0-1");
     let guid = dump.node(node).guid.to_string();
-    let err = adopt_names(&mut dump, &generated, None, &["srv0-0-1", &guid], Want::Host)
-        .unwrap_err();
+    let err = adopt_names(
+        &mut dump,
+        &generated,
+        None,
+        &["srv0-0-1", &guid],
+        Want::Host,
+    )
+    .unwrap_err();
     assert!(
         matches!(&err, AdoptError::Shared { first, second, .. }
             if first == "srv0-0-1" && *second == guid),
