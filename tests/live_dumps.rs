@@ -108,6 +108,12 @@ fn live() -> &'static Live {
     })
 }
 
+/// Servers and switches of the MLFM d = 3, as the construction builds it.
+fn sizes() -> (usize, usize) {
+    let generated = Mlfm::new(3).unwrap().build();
+    (generated.hosts().count(), generated.switches().count())
+}
+
 /// `ibfabric a2a <SCHEDULE> --check --format json -v` with `extra` options: the report and
 /// stderr.
 fn a2a_check(extra: &[&str], status: i32) -> (serde_json::Value, String) {
@@ -140,7 +146,7 @@ fn a2a_checks_the_schedule_on_opensms_tables_finding_servers_by_description() {
     // The same verdict as on the core's layout: congestion-free.
     assert_eq!(report["check"]["congestion_free"], true, "{report}");
     assert_eq!(report["throughput_ratio"], core["throughput_ratio"]);
-    let servers = Mlfm::new(3).unwrap().build().hosts().count();
+    let (servers, _) = sizes();
     assert!(
         err.contains(&format!(
             "the schedule's {servers} servers found: {servers} by NodeDescription's host part"
@@ -170,9 +176,15 @@ fn a2a_finds_the_servers_by_node_name_map() {
         0,
     );
     assert_eq!(by_map["check"], by_description["check"]);
-    assert!(err.contains("servers found: 36 by node-name-map"), "{err}");
+    let (servers, switches) = sizes();
     assert!(
-        err.contains("the 18 switches of mlfm-d3 found: 18 by node-name-map"),
+        err.contains(&format!("servers found: {servers} by node-name-map")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "the {switches} switches of mlfm-d3 found: {switches} by node-name-map"
+        )),
         "{err}"
     );
 }
@@ -333,12 +345,61 @@ fn simulate_runs_the_schedule_on_the_dump_finding_its_ranks_by_description() {
         ],
         0,
     );
-    let servers = Mlfm::new(3).unwrap().build().hosts().count();
+    let (servers, _) = sizes();
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["ranks"].as_u64(), Some(servers as u64));
     assert!(
         err.contains(&format!(
             "the schedule's {servers} ranks found: {servers} by NodeDescription's host part"
+        )),
+        "{err}"
+    );
+}
+
+/// The NodeDescription a ConnectX-6 reports before the site sets a hostname.
+const DEFAULT_HCA_DESCRIPTION: &str = "MT4123 ConnectX6   Mellanox Technologies";
+
+#[test]
+fn a2a_finds_servers_by_the_constructions_guids_when_descriptions_name_no_host() {
+    // The project's net file with every server's description the HCA's default, so that the
+    // dump names servers by ibnetdiscover id and no hostname can be read from it.
+    let net = run(&["topo", "--format", "ibsim", "mlfm", "--d", "3"], 0).0;
+    let net: String = net
+        .lines()
+        .map(|line| match line.split_once("\t\t# \"") {
+            Some((head, _)) if line.starts_with("Ca") => {
+                format!("{head}\t\t# \"{DEFAULT_HCA_DESCRIPTION}\"\n")
+            }
+            _ => format!("{line}\n"),
+        })
+        .collect();
+    let (servers, switches) = sizes();
+    assert_eq!(net.matches(DEFAULT_HCA_DESCRIPTION).count(), servers);
+    let sim = Ibsim::start(&net);
+    let _sm = OpenSm::start(&sim, &OpenSmOptions::new("minhop", 2));
+    let dump = sim.dir().join("anonymous.topo");
+    std::fs::write(&dump, sim.run("ibnetdiscover", &[])).unwrap();
+    let dump = dump.to_str().unwrap();
+    let fabric = ibnetdiscover::parse(&std::fs::read_to_string(dump).unwrap(), None)
+        .unwrap()
+        .fabric;
+    assert!(
+        fabric
+            .hosts()
+            .all(|h| fabric.node(h).name.starts_with("H-"))
+    );
+
+    // The layout computed on the dump's LIDs: servers by GUID, switches by description.
+    let (core, _) = a2a_check(&[], 0);
+    let (report, err) = a2a_check(&["--fabric", dump], 0);
+    assert_eq!(report["throughput_ratio"], core["throughput_ratio"]);
+    assert!(
+        err.contains(&format!("servers found: {servers} by construction's GUID")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "the {switches} switches of mlfm-d3 found: {switches} by NodeDescription's host part"
         )),
         "{err}"
     );

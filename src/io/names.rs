@@ -78,7 +78,7 @@ impl Rule {
             Rule::DumpId => "ibnetdiscover id",
             Rule::Description => "NodeDescription",
             Rule::HostPart => "NodeDescription's host part",
-            Rule::Construction => "construction's name (by GUID)",
+            Rule::Construction => "construction's GUID",
         }
     }
 }
