@@ -404,3 +404,46 @@ fn a2a_finds_servers_by_the_constructions_guids_when_descriptions_name_no_host()
         "{err}"
     );
 }
+
+#[test]
+fn a2a_checks_the_latin_square_schedule_on_minhops_tables_of_the_lsft() {
+    let net = run(&["topo", "--format", "ibsim", "lsft", "--n", "3"], 0).0;
+    let sim = Ibsim::start(&net);
+    let sm = OpenSm::start(&sim, &OpenSmOptions::new("minhop", 0));
+    let dump = sim.dir().join("lsft.topo");
+    std::fs::write(&dump, sim.run("ibnetdiscover", &[])).unwrap();
+    let lfts = sm.lfts_dump_path();
+    let check = |extra: &[&str], status: i32| {
+        let args = [
+            &[
+                "a2a", "lsft", "--n", "3", "--check", "--format", "json", "-v",
+            ],
+            extra,
+        ]
+        .concat();
+        let (out, err) = run(&args, status);
+        (
+            serde_json::from_str::<serde_json::Value>(&out).unwrap(),
+            err,
+        )
+    };
+    let (core, _) = check(&[], 0);
+    let (live, err) = check(
+        &[
+            "--fabric",
+            dump.to_str().unwrap(),
+            "--lfts",
+            lfts.to_str().unwrap(),
+        ],
+        0,
+    );
+    assert_eq!(live["check"]["congestion_free"], true, "{live}");
+    assert_eq!(live["throughput_ratio"], core["throughput_ratio"]);
+    let servers = core["ranks"].as_array().unwrap().len();
+    assert!(
+        err.contains(&format!(
+            "servers found: {servers} by NodeDescription's host part"
+        )),
+        "{err}"
+    );
+}
