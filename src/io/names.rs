@@ -32,6 +32,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::ParseError;
+use super::ibnetdiscover::is_aggregation_node;
 use super::node_name_map::NodeNameMap;
 use crate::topology::{Fabric, Guid, NodeId, NodeKind};
 
@@ -121,98 +122,6 @@ pub struct Resolved {
     pub rule: Rule,
 }
 
-/// Why a name names no node, or more than one.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ResolveError {
-    /// Nothing matched.
-    #[error("no {want} {name:?} in {fabric} (looked for {looked}){}", nearest(.candidates))]
-    Missing {
-        /// The name looked for.
-        name: String,
-        /// "host", "switch" or "node".
-        want: &'static str,
-        /// The fabric's name.
-        fabric: String,
-        /// The rules tried, in words.
-        looked: String,
-        /// The nearest names of the fabric, nearest first.
-        candidates: Vec<String>,
-    },
-    /// The deciding rule matched several nodes.
-    #[error("{name:?} is ambiguous in {fabric}: as {rule} it names {}", listed(.nodes))]
-    Ambiguous {
-        /// The name.
-        name: String,
-        /// The fabric's name.
-        fabric: String,
-        /// The rule, in words.
-        rule: &'static str,
-        /// The nodes it names.
-        nodes: Vec<String>,
-    },
-    /// Only nodes of the wrong kind matched.
-    #[error("{name:?} is {node} in {fabric} (by its {rule}), a {kind}, not a {want}")]
-    WrongKind {
-        /// The name.
-        name: String,
-        /// The fabric's name.
-        fabric: String,
-        /// The node it names.
-        node: String,
-        /// The rule, in words.
-        rule: &'static str,
-        /// "switch" or "host".
-        kind: &'static str,
-        /// "host", "switch".
-        want: &'static str,
-    },
-}
-
-impl ResolveError {
-    /// The error as what a reader expected at a line ([`ParseError::expected`]), for host
-    /// lists: `a host of <fabric> (…); nearest: …`.
-    pub fn expected(&self) -> String {
-        match self {
-            ResolveError::Missing {
-                want,
-                fabric,
-                looked,
-                candidates,
-                ..
-            } => format!("a {want} of {fabric} (by {looked}{})", nearest(candidates)),
-            ResolveError::Ambiguous {
-                fabric,
-                rule,
-                nodes,
-                ..
-            } => format!(
-                "a name of one node of {fabric} (as {rule} it names {})",
-                listed(nodes)
-            ),
-            ResolveError::WrongKind {
-                fabric,
-                node,
-                kind,
-                want,
-                ..
-            } => format!("a {want} of {fabric} ({node} is a {kind})"),
-        }
-    }
-}
-
-fn nearest(candidates: &[String]) -> String {
-    if candidates.is_empty() {
-        return String::new();
-    }
-    let quoted: Vec<String> = candidates.iter().map(|c| format!("{c:?}")).collect();
-    format!("; nearest: {}", quoted.join(", "))
-}
-
-fn listed(nodes: &[String]) -> String {
-    let quoted: Vec<String> = nodes.iter().map(|c| format!("{c:?}")).collect();
-    quoted.join(" and ")
-}
-
 /// The name a NodeDescription carries: `MF0;<name>:<model>/U1` on managed switches and
 /// routers, else the first word (`<hostname> mlx5_0`, `<hostname> HCA-1`). Empty for a blank
 /// description.
@@ -254,7 +163,9 @@ impl<'a> NodeResolver<'a> {
         for (i, node) in fabric.nodes().iter().enumerate() {
             let id = NodeId(i as u32);
             let description = node.description.trim();
-            if !description.is_empty() {
+            // A SHARP aggregation node's description is the same in every switch, and its host
+            // part ("Mellanox") names nothing.
+            if !description.is_empty() && !is_aggregation_node(node) {
                 by_description.entry(description).or_default().push(id);
                 by_host_part
                     .entry(host_part(description))
@@ -456,6 +367,9 @@ impl<'a> NodeResolver<'a> {
             if !want.accepts(node.kind) {
                 continue;
             }
+            if is_aggregation_node(node) {
+                continue;
+            }
             keys.push(&node.name);
             let part = host_part(&node.description);
             if !part.is_empty() {
@@ -517,68 +431,10 @@ pub fn summary(rules: impl IntoIterator<Item = Rule>) -> String {
     parts.join(", ")
 }
 
-/// Gives the nodes of `fabric` that `names` name (names of `construction`, e.g. a schedule's
-/// ranks) those names: the discovered fabric read as the construction it was cabled from, so
-/// that schedules and layouts written with the construction's names run on it. Every name is
-/// resolved (kind `want`) before any node is renamed. Returns the rule that found each name.
-///
-/// # Errors
-/// A name that resolves to no node or to several, two names that resolve to the same node, or
-/// a name already taken by a node of another kind.
-pub fn adopt_names<S: AsRef<str>>(
-    fabric: &mut Fabric,
-    construction: &Fabric,
-    map: Option<&NodeNameMap>,
-    names: &[S],
-    want: Want,
-) -> Result<Vec<Rule>, AdoptError> {
-    let resolved: Vec<Resolved> = {
-        let resolver = NodeResolver::new(fabric, map).with_construction(construction);
-        names
-            .iter()
-            .map(|n| resolver.resolve(n.as_ref(), want))
-            .collect::<Result<_, ResolveError>>()?
-    };
-    let mut claimed: HashMap<NodeId, usize> = HashMap::new();
-    for (i, r) in resolved.iter().enumerate() {
-        if let Some(&first) = claimed.get(&r.node) {
-            return Err(AdoptError::Shared {
-                first: names[first].as_ref().to_string(),
-                second: names[i].as_ref().to_string(),
-                node: fabric.node(r.node).name.clone(),
-            });
-        }
-        claimed.insert(r.node, i);
-    }
-    for (name, r) in names.iter().zip(&resolved) {
-        let name = name.as_ref();
-        fabric
-            .rename_node(r.node, name)
-            .map_err(|e| AdoptError::Taken(name.to_string(), e.to_string()))?;
-    }
-    Ok(resolved.into_iter().map(|r| r.rule).collect())
-}
-
-/// Why a fabric cannot take its construction's names.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AdoptError {
-    /// A construction node resolves to no node, or to several.
-    #[error(transparent)]
-    Resolve(#[from] ResolveError),
-    /// Two construction nodes resolve to one node.
-    #[error("{first:?} and {second:?} both name {node}")]
-    Shared {
-        /// The first construction node.
-        first: String,
-        /// The second.
-        second: String,
-        /// The fabric's node.
-        node: String,
-    },
-    /// The name is another node's.
-    #[error("cannot name a node {0:?}: {1}")]
-    Taken(String, String),
-}
-
+mod adopt;
+mod error;
 #[cfg(test)]
 mod tests;
+
+pub use adopt::{AdoptError, adopt_names};
+pub use error::ResolveError;

@@ -330,3 +330,20 @@ fn host_parts_of_every_description_form() {
     assert_eq!(host_part("  MF0;gw1:IBR/U1/RT"), "gw1");
     assert_eq!(host_part("   "), "");
 }
+
+#[test]
+fn the_sharp_aggregation_nodes_description_names_no_host() {
+    let aggregation = crate::io::ibnetdiscover::AGGREGATION_NODE_DESCRIPTION;
+    let fabric = hand_made(&[
+        (NodeKind::Ca, "H-a", aggregation, 0xa),
+        (NodeKind::Ca, "n1", "node1 HCA-1", 0xb),
+    ]);
+    let err = NodeResolver::new(&fabric, None)
+        .resolve(host_part(aggregation), Want::Host)
+        .unwrap_err();
+    assert!(
+        matches!(&err, ResolveError::Missing { candidates, .. }
+            if !candidates.iter().any(|c| c.as_str() == host_part(aggregation))),
+        "{err}"
+    );
+}
