@@ -1,7 +1,7 @@
 //! `libosmlayered.so`: the OpenSM event plugin that registers the `layered` routing engine.
 //!
 //! Only this crate touches OpenSM's C structures; routing is computed by the `ibfabric` core on
-//! an owned snapshot of the subnet ([`engine`]), and written back to the switches' `new_lft`
+//! an owned snapshot of the subnet ([`subnet`]) by its routing session (`ibfabric::session`), and written back to the switches' `new_lft`
 //! and hop tables only after it succeeded.
 //!
 //! Use it with, in opensm.conf (`opensm -F`):
@@ -19,21 +19,28 @@
 
 pub mod cabling;
 pub mod config;
-pub mod engine;
+mod guard;
 pub mod multicast;
 pub mod qos;
+pub mod subnet;
 pub mod sweep_log;
 // The C side: the export table, the guarded entry points and the logger. The OpenSM symbols
 // they call (osm_log, osm_switch_set_hops, ...) resolve only inside the opensm executable, so
 // unit-test binaries, which could not link, leave them out. The subnet snapshot only reads
 // structs and is unit-tested on hand-built ones.
 #[cfg(not(test))]
+mod commit;
+#[cfg(not(test))]
 mod entry;
 #[cfg(not(test))]
 mod logger;
 #[cfg(not(test))]
 mod mft;
+#[cfg(not(test))]
+mod plugin;
 mod snapshot;
+#[cfg(not(test))]
+mod sweep;
 
 #[cfg(not(test))]
 pub use entry::{ENGINE_NAME, EventPluginTable, osm_event_plugin};
