@@ -63,7 +63,7 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
         .reoptimise_file
         .as_deref()
         .is_some_and(|path| sweep_log::take_reoptimise_request(Path::new(path)));
-    if config.debug_fault == Some(Fault::RoutingPanic) {
+    if config.fault() == Some(Fault::RoutingPanic) {
         panic!("debug_fault routing_panic is set in the configuration");
     }
     // SAFETY: called from a routing callback, with OpenSM's lock held exclusively
@@ -84,7 +84,7 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
         opensm.max_op_vls,
         opensm.qos,
     );
-    let fault = config.debug_fault;
+    let fault = config.fault();
     let path_sl_dump = config
         .path_sl_dump
         .then(|| PathBuf::from(opensm.dump_dir.unwrap_or_else(|| "/var/log".into())));
