@@ -8,6 +8,7 @@ use std::ffi::{CStr, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
+use ibfabric::session::McastBasis;
 use opensm_sys::{
     _ib_api_status_t_IB_ERROR, _ib_api_status_t_IB_SUCCESS, OSM_VERSION,
     external_routing_engine_module_t, ib_api_status_t, ib_net16_t, ib_slvl_table_t,
@@ -25,7 +26,6 @@ use crate::subnet::build_fabric;
 use crate::sweep::compute;
 use crate::sweep_log::SweepRecord;
 use crate::{logger, mft, snapshot};
-use ibfabric::session::McastBasis;
 
 /// The routing engine name for `routing_engine` in opensm.conf.
 pub const ENGINE_NAME: &CStr = c"layered";

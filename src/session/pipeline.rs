@@ -51,7 +51,7 @@ pub fn route(
         &schemes,
         deadlock.shortage,
     )? {
-        Layout::DeadlockFree(done) => done,
+        Layout::DeadlockFree(done) => *done,
         Layout::Plain { layers, tables } => {
             let switches = entries(&fabric, &graph, &layers, &lids, &tables)?;
             let prefix_balance = balance_of_prefixes(&graph, &layers);
@@ -261,8 +261,8 @@ pub enum Layout {
         /// The forwarding tables.
         tables: ForwardingTables,
     },
-    /// Made deadlock-free by one of the schemes.
-    DeadlockFree(DeadlockFree),
+    /// Made deadlock-free by one of the schemes (boxed: it is much the larger).
+    DeadlockFree(Box<DeadlockFree>),
 }
 
 /// The one dispatch of a full routing, for `ibfabric route` and the plugin alike: the MLFM
@@ -288,12 +288,12 @@ pub fn layout(
         let tables = forwarding_tables(fabric, graph, &layers, lids);
         return Ok(Layout::Plain { layers, tables });
     }
-    Ok(Layout::DeadlockFree(match mlfm {
+    Ok(Layout::DeadlockFree(Box::new(match mlfm {
         Some(mlfm) => collectives::mlfm_a2a_deadlock_free(
             fabric, lids, graph, mlfm, config, schemes, shortage,
         )?,
         None => route_deadlock_free(fabric, lids, graph, config, schemes, shortage)?,
-    }))
+    })))
 }
 
 #[cfg(test)]

@@ -157,7 +157,7 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
                 Layout::Plain { tables, .. } => (lids, tables, None),
                 Layout::DeadlockFree(done) => {
                     let tables = done.tables.clone();
-                    (lids, tables, Some(done))
+                    (lids, tables, Some(*done))
                 }
             }
         }
