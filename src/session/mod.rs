@@ -133,7 +133,7 @@ impl<N: Clone + PartialEq, S: Clone + PartialEq> Session<N, S> {
     ///
     /// # Errors
     /// What [`route`] or [`repair`] return.
-    pub fn settle(&mut self, request: Request<N, S>) -> Result<Settled, RouteError> {
+    pub fn settle(&mut self, mut request: Request<N, S>) -> Result<Settled, RouteError> {
         if !request.reoptimise {
             let same = |known: &Option<Kept<N, S>>| {
                 known
@@ -158,11 +158,9 @@ impl<N: Clone + PartialEq, S: Clone + PartialEq> Session<N, S> {
             Some(routed) => (Arc::new(routed), Decision::Repaired),
             None => {
                 self.full = None;
-                let routed = Arc::new(route(
-                    request.fabric.clone(),
-                    &request.routing,
-                    &request.deadlock,
-                )?);
+                // The last use of the fabric: moved, not copied.
+                let fabric = std::mem::take(&mut request.fabric);
+                let routed = Arc::new(route(fabric, &request.routing, &request.deadlock)?);
                 self.full = Some(Self::keep(&request, &routed));
                 let decision = if request.reoptimise {
                     Decision::Reoptimised
