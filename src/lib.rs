@@ -21,6 +21,7 @@ pub mod placement;
 pub mod plan;
 pub mod rng;
 pub mod routing;
+pub mod session;
 pub mod simulation;
 pub mod topology;
 pub mod verify;

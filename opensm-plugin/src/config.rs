@@ -33,7 +33,9 @@ use ibfabric::routing::RoutingConfig;
 use serde::Deserialize;
 
 /// Faults the configuration can inject (`debug_fault`), so that tests see the plugin fail the
-/// ways it can fail in the field, inside the real daemon.
+/// ways it can fail in the field, inside the real daemon. Only a plugin built with the
+/// `debug-fault` feature reads the key (the tests build it so); a production build refuses it
+/// as an unknown key, so no configuration file can make it fail on purpose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Fault {
@@ -43,6 +45,17 @@ pub enum Fault {
     WritePanic,
     /// Fail the write with an error before anything is written.
     WriteError,
+}
+
+impl Fault {
+    /// The value of the `debug_fault` key.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::RoutingPanic => "routing_panic",
+            Fault::WritePanic => "write_panic",
+            Fault::WriteError => "write_error",
+        }
+    }
 }
 
 /// The plugin's settings.
@@ -78,7 +91,9 @@ pub struct Config {
     /// A file whose existence asks for one full re-optimisation: the next routing pass routes
     /// the subnet in full (no repair, no reuse) and removes it.
     pub reoptimise_file: Option<String>,
-    /// Testing aid: a fault injected into a routing callback, to exercise the fallback.
+    /// Testing aid (feature `debug-fault`): a fault injected into a routing callback, to
+    /// exercise the fallback.
+    #[cfg(feature = "debug-fault")]
     pub debug_fault: Option<Fault>,
 }
 
@@ -102,6 +117,7 @@ impl Default for Config {
             path_sl_dump: false,
             sweep_log: None,
             reoptimise_file: None,
+            #[cfg(feature = "debug-fault")]
             debug_fault: None,
         }
     }
@@ -221,7 +237,7 @@ impl Config {
         let vls = self
             .vls
             .map_or("all the ports support".to_string(), |v| v.to_string());
-        let mut line = format!(
+        let line = format!(
             "layers: {layers}, seed: {}, algorithm: {algorithm}, min_extra_hops: {}, \
              max_hops: {}, keep_percent: {}, deadlock: {deadlock}, vls: {vls}, \
              on_vl_shortage: {shortage}, cabling_plan: {}, path_sl_dump: {}, sweep_log: {}, \
@@ -235,15 +251,10 @@ impl Config {
             self.sweep_log.as_deref().unwrap_or("none"),
             self.reoptimise_file.as_deref().unwrap_or("none"),
         );
-        if let Some(fault) = self.debug_fault {
-            let fault = match fault {
-                Fault::RoutingPanic => "routing_panic",
-                Fault::WritePanic => "write_panic",
-                Fault::WriteError => "write_error",
-            };
-            line += &format!(", debug_fault: {fault}");
+        match self.fault() {
+            Some(fault) => line + &format!(", debug_fault: {}", fault.name()),
+            None => line,
         }
-        line
     }
 
     /// Parses the YAML text of the file `path`.
@@ -293,6 +304,18 @@ impl Config {
             max_hops: self.max_hops,
             keep_percent: self.keep_percent,
         }
+    }
+
+    /// The fault to inject, if any.
+    #[cfg(feature = "debug-fault")]
+    pub fn fault(&self) -> Option<Fault> {
+        self.debug_fault
+    }
+
+    /// The fault to inject: none without the `debug-fault` feature.
+    #[cfg(not(feature = "debug-fault"))]
+    pub fn fault(&self) -> Option<Fault> {
+        None
     }
 
     /// The core's routing parameters for a subnet with LMC `lmc`.
@@ -449,7 +472,7 @@ mod tests {
         assert_eq!(routing.layers, 2);
         assert_eq!(routing.seed, 7);
         assert_eq!(routing.algorithm, Algorithm::Minimal);
-        assert_eq!(config.debug_fault, None);
+        assert_eq!(config.fault(), None);
         assert_eq!(config.deadlock, DeadlockMode::Auto);
     }
 
@@ -464,8 +487,23 @@ mod tests {
         assert_eq!(config.vls, Some(6));
         assert_eq!(config.on_vl_shortage, ShortagePolicy::Fail);
         assert_eq!(config.cabling_plan.as_deref(), Some("/p.yaml"));
+    }
+
+    #[cfg(feature = "debug-fault")]
+    #[test]
+    fn a_fault_is_read_with_the_feature() {
         let faulty = Config::parse("x.yaml", "debug_fault: write_panic\n").unwrap();
-        assert_eq!(faulty.debug_fault, Some(Fault::WritePanic));
+        assert_eq!(faulty.fault(), Some(Fault::WritePanic));
+        assert!(faulty.summary().ends_with(", debug_fault: write_panic"));
+    }
+
+    #[cfg(not(feature = "debug-fault"))]
+    #[test]
+    fn a_fault_is_an_unknown_key_without_the_feature() {
+        let err = Config::parse("x.yaml", "debug_fault: write_panic\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `debug_fault`"), "{err}");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! `libosmlayered.so`: the OpenSM event plugin that registers the `layered` routing engine.
 //!
-//! Only this crate touches OpenSM's C structures; routing is computed by the `ibfabric` core on
-//! an owned snapshot of the subnet ([`engine`]), and written back to the switches' `new_lft`
-//! and hop tables only after it succeeded.
+//! Only this crate touches OpenSM's C structures; the routing is decided and computed by the
+//! `ibfabric` core's routing session (`ibfabric::session`) on an owned copy of the subnet
+//! ([`subnet`]), and written back to the switches' `new_lft` and hop tables only after it
+//! succeeded.
 //!
 //! Use it with, in opensm.conf (`opensm -F`):
 //!
@@ -19,21 +20,31 @@
 
 pub mod cabling;
 pub mod config;
-pub mod engine;
+mod guard;
 pub mod multicast;
 pub mod qos;
+pub mod subnet;
 pub mod sweep_log;
-// The C side: the export table, the guarded entry points and the logger. The OpenSM symbols
-// they call (osm_log, osm_switch_set_hops, ...) resolve only inside the opensm executable, so
-// unit-test binaries, which could not link, leave them out. The subnet snapshot only reads
-// structs and is unit-tested on hand-built ones.
+// The C side: the export table and the guarded entry points (`entry`), the plugin's shared
+// state (`plugin`), the routing pass (`sweep`), the write to the switches (`commit`), the
+// multicast tables (`mft`) and the logger. The OpenSM symbols they call (osm_log,
+// osm_switch_set_hops, ...) resolve only inside the opensm executable, so unit-test binaries,
+// which could not link, leave them out: the decisions they carry out are the core's session,
+// unit-tested there. The subnet snapshot only reads structs and is unit-tested on hand-built
+// ones; the panic guard is plain Rust.
+#[cfg(not(test))]
+mod commit;
 #[cfg(not(test))]
 mod entry;
 #[cfg(not(test))]
 mod logger;
 #[cfg(not(test))]
 mod mft;
+#[cfg(not(test))]
+mod plugin;
 mod snapshot;
+#[cfg(not(test))]
+mod sweep;
 
 #[cfg(not(test))]
 pub use entry::{ENGINE_NAME, EventPluginTable, osm_event_plugin};

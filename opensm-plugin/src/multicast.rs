@@ -10,26 +10,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ibfabric::Fabric;
-use ibfabric::routing::cable_order::CableOrder;
-use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::multicast::{
     CableLoad, Coverage, MemberPort, MulticastTree, build_tree, member_ports, tree_valley,
 };
+use ibfabric::session::McastBasis;
 use ibfabric::topology::{Guid, PortRef};
-
-/// What a routing's multicast trees are built over.
-#[derive(Debug)]
-pub struct McastBasis {
-    /// The routed fabric.
-    pub fabric: Fabric,
-    /// Its switch graph.
-    pub graph: RoutingGraph,
-    /// The cable order of the lanes by port pair, when they are the scheme in force.
-    pub order: Option<CableOrder>,
-    /// What keeps the unicast routing deadlock-free, for the log of trees no proof covers.
-    pub scheme: String,
-}
 
 /// A member port as OpenSM lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -173,6 +158,8 @@ fn describe(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ibfabric::routing::cable_order::CableOrder;
+    use ibfabric::routing::graph::RoutingGraph;
     use ibfabric::topology::TopologySpec;
 
     fn basis(order: bool) -> McastBasis {

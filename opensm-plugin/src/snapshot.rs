@@ -12,7 +12,7 @@ use opensm_sys::{
     osm_switch_t,
 };
 
-use crate::engine::{NodeRecord, PortRecord};
+use crate::subnet::{NodeRecord, PortRecord};
 
 /// Why the subnet could not be copied.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -147,7 +147,7 @@ mod tests {
     use opensm_sys::osm_physp_t;
 
     use super::*;
-    use crate::engine::build_fabric;
+    use crate::subnet::build_fabric;
 
     /// A zeroed `osm_node_t` with `ports` physical ports (+ port 0) in its trailing table.
     struct OwnedNode {

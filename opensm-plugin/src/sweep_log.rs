@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::engine::Routed;
+use ibfabric::session::Routed;
 
 /// What a routing pass ended in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -229,10 +229,10 @@ mod tests {
     /// switch pairs.
     #[test]
     fn a_repair_logs_and_records_the_pairs_it_degraded_and_its_budget() {
-        use crate::engine::{DeadlockSettings, repair, route};
         use ibfabric::deadlock::Shortage;
         use ibfabric::options::DeadlockMode;
         use ibfabric::routing::{RoutingConfig, assign_lids};
+        use ibfabric::session::{DeadlockSettings, repair, route};
         use ibfabric::topology::TopologySpec;
 
         let mut fabric = "slimfly:q=5"

@@ -22,8 +22,16 @@
 //!   affected trees (a full routing when it cannot).
 //! * [`lids`], [`lft`] and [`tables`] turn the layers into forwarding tables; this file ties
 //!   routing and tables together ([`route_fabric`]).
+//! * [`cable_order`] — the order of the inter-switch cables every route of the lanes by port
+//!   pair is unimodal in; `split_layers` lays layers 1 to 3 of Slim Fly q = 5 from its splits.
+//! * [`mft`] and [`multicast`] — multicast forwarding tables and the spanning trees that stay
+//!   inside the deadlock proof of the lanes by port pair.
+//! * `fixtures` (tests only) — the small fabrics and checks the unit tests share.
 //! * [`walk`] follows a destination LID through any forwarding tables — ours or read back
 //!   from a fabric — for the analyser, the deadlock schemes, the verifier and rank placement.
+//!
+//! Above this module, `crate::session` drives a subnet manager's sweeps: it chooses between
+//! reusing, repairing and routing in full, and adds the deadlock schemes.
 
 mod almost_minimal;
 pub mod cable_order;

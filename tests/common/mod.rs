@@ -31,6 +31,11 @@ pub fn generated(spec: &str) -> ibfabric::Fabric {
 /// under (its library or binary is not built for the root package's tests otherwise); returns
 /// the profile's directory (`target/<profile>`), where the artifacts are.
 pub fn build_package(package: &str) -> PathBuf {
+    build_package_with_features(package, &[])
+}
+
+/// As [`build_package`], with the package's cargo `features` on.
+pub fn build_package_with_features(package: &str, features: &[&str]) -> PathBuf {
     // target/<profile>/deps/<test>-HASH
     let exe = std::env::current_exe().expect("test executable");
     let profile_dir = exe
@@ -46,6 +51,7 @@ pub fn build_package(package: &str) -> PathBuf {
     let target_dir = profile_dir.parent().expect("target dir");
     let mut cmd = Command::new(env!("CARGO"));
     cmd.args(["build", "--quiet", "-p", package])
+        .args(features.iter().flat_map(|f| ["--features", f]))
         .env("CARGO_TARGET_DIR", target_dir)
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     match profile.as_str() {

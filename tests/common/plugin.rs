@@ -16,12 +16,13 @@ pub const LAYERED_USED: &str = "layered tables configured on all switches";
 /// OpenSM's line when it fell back to minhop.
 pub const MINHOP_USED: &str = "minhop tables configured on all switches";
 
-/// Builds the plugin (with the cargo, target dir and profile this test runs under) and
-/// returns a directory holding only `libosmlayered.so`, for `LD_LIBRARY_PATH`.
+/// Builds the plugin (with the cargo, target dir and profile this test runs under, and the
+/// `debug-fault` feature, so that tests can inject faults) and returns a directory holding
+/// only `libosmlayered.so`, for `LD_LIBRARY_PATH`.
 pub fn plugin_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let profile_dir = super::build_package("opensm-layered");
+        let profile_dir = super::build_package_with_features("opensm-layered", &["debug-fault"]);
         let dir = profile_dir.join("osmlayered-plugin");
         std::fs::create_dir_all(&dir).unwrap();
         // Copy to a new name and rename: a running OpenSM of another test keeps its mapping.

@@ -10,14 +10,15 @@ use clap::{Args, ValueEnum};
 use ibfabric::analysis::{self, Options};
 use ibfabric::cli::output;
 use ibfabric::cli::progress::Progress;
-use ibfabric::collectives::{self, detect_mlfm};
-use ibfabric::deadlock::{SwitchSls, route_deadlock_free};
+use ibfabric::collectives::detect_mlfm;
+use ibfabric::deadlock::SwitchSls;
 use ibfabric::io::{lfts, path_sl, sl2vl};
 use ibfabric::options::{
     AlgorithmName, DeadlockMode, FrontEndDefaults, MAX_LAYERS, MAX_VLS, PathOptions, ShortagePolicy,
 };
 use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::{LidTable, Routed, assign_lids, forwarding_tables, route_fabric};
+use ibfabric::routing::{LidTable, assign_lids};
+use ibfabric::session::{Layout, layout};
 
 use crate::source::load_fabric;
 
@@ -124,19 +125,6 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
         Some(_) => "routing layers and assigning VLs",
     });
     let (lids, tables, deadlock_free) = match args.deadlock.scheme_choice() {
-        None => match &mlfm {
-            Some(mlfm) => {
-                let lids = LidTable::from_fabric(&fabric)?;
-                let graph = RoutingGraph::new(&fabric);
-                let layers = collectives::mlfm_a2a_layers(mlfm, &graph, config.layers);
-                let tables = forwarding_tables(&fabric, &graph, &layers, &lids);
-                (lids, tables, None)
-            }
-            None => {
-                let Routed { lids, tables, .. } = route_fabric(&fabric, &config)?;
-                (lids, tables, None)
-            }
-        },
         Some(choice) if args.repair_from.is_some() => {
             let previous = args.repair_from.as_deref().unwrap_or_default();
             let (done, line) = crate::repair::route_and_repair(
@@ -151,18 +139,27 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
             let tables = done.tables.clone();
             (lids, tables, Some(done))
         }
-        Some(choice) => {
+        choice => {
+            // The dispatch the plugin's routing session makes too.
             let lids = LidTable::from_fabric(&fabric)?;
             let graph = RoutingGraph::new(&fabric);
-            let (schemes, shortage) = (choice.schemes(args.vls), args.on_vl_shortage.into());
-            let done = match &mlfm {
-                Some(mlfm) => collectives::mlfm_a2a_deadlock_free(
-                    &fabric, &lids, &graph, mlfm, &config, &schemes, shortage,
-                )?,
-                None => route_deadlock_free(&fabric, &lids, &graph, &config, &schemes, shortage)?,
-            };
-            let tables = done.tables.clone();
-            (lids, tables, Some(done))
+            let schemes = choice.map_or_else(Vec::new, |c| c.schemes(args.vls));
+            let shortage = args.on_vl_shortage.into();
+            match layout(
+                &fabric,
+                &lids,
+                &graph,
+                &config,
+                mlfm.as_ref(),
+                &schemes,
+                shortage,
+            )? {
+                Layout::Plain { tables, .. } => (lids, tables, None),
+                Layout::DeadlockFree(done) => {
+                    let tables = done.tables.clone();
+                    (lids, tables, Some(*done))
+                }
+            }
         }
     };
     log::info!(

@@ -1,0 +1,130 @@
+//! The state of one loaded plugin, shared by the threads OpenSM calls it on (see SAFETY.md,
+//! "Threads and locks"): the daemon, the routing session, the routing between the two
+//! unicast callbacks, the answers the SA reads, the multicast trees, and what was logged.
+
+use std::sync::{Arc, LockResult, Mutex, PoisonError, RwLock};
+
+use ibfabric::session::{QosAnswers, Routed, Session};
+use opensm_sys::osm_opensm_t;
+
+use crate::cabling;
+use crate::commit::Pending;
+use crate::config::{Config, Source};
+use crate::multicast::{Groups, MemberRecord, Programmed};
+use crate::subnet::NodeRecord;
+use crate::sweep_log::{self, SweepRecord};
+
+/// The daemon's `osm_opensm_t`, as OpenSM passed it to `create`.
+#[derive(Clone, Copy)]
+pub(crate) struct Daemon(pub(crate) *mut osm_opensm_t);
+
+// SAFETY: the pointer is OpenSM's, valid from `create` until `delete`, and the plugin never
+// frees or moves what it points at. Sharing the pointer between threads is safe; every
+// dereference is in a callback that OpenSM makes under its own lock (the routing and multicast
+// callbacks hold `osm->lock` exclusively), which each `unsafe` block names.
+unsafe impl Send for Daemon {}
+// SAFETY: as for `Send`: the pointer itself is never written after `create`.
+unsafe impl Sync for Daemon {}
+
+/// The routings of the sweeps: keyed by the canonical records of the subnet, and by the
+/// configuration and LMC they were made with.
+pub(crate) type Routings = Session<Vec<NodeRecord>, (Config, u8)>;
+
+/// State of one loaded plugin. Lock order: `pending` is held through `build_lid_matrices`
+/// and taken first; under it `reported`, `sweep_log`, `plan` and `session` are taken one at a
+/// time. Elsewhere every lock is taken alone (`tree_of_routing` releases `session` before it
+/// takes `multicast`), so no two threads can wait on each other.
+pub(crate) struct Plugin {
+    pub(crate) osm: Daemon,
+    /// The routing computed by `build_lid_matrices`, until `ucast_build_fwd_tables` writes it.
+    pub(crate) pending: Mutex<Option<Pending>>,
+    /// Path SLs and SL-to-VL tables of the tables in force; read by the SA's threads.
+    pub(crate) answers: RwLock<Option<Arc<QosAnswers>>>,
+    /// The last routing and the last full one, with what they were computed from: an unchanged
+    /// subnet is not routed again, and a subnet that lost cables is repaired.
+    pub(crate) session: Mutex<Routings>,
+    /// The cabling plan of the configuration, while its file is unchanged.
+    pub(crate) plan: Mutex<cabling::PlanCache>,
+    /// The configuration last logged (warning and settings), so that the log says it once and
+    /// again only when it changes, not at every sweep.
+    reported: Mutex<Option<(Option<String>, String)>>,
+    /// The configured `sweep_log`, as of the last routing pass that read the configuration.
+    pub(crate) sweep_log: Mutex<Option<std::path::PathBuf>>,
+    /// The multicast trees built over the routing in force (a new routing starts afresh).
+    multicast: Mutex<Option<(Arc<Routed>, Groups)>>,
+}
+
+// The SA's threads and the sweep share the plugin: the compiler checks it may be shared.
+const _: fn() = || {
+    fn is_sync<T: Sync>() {}
+    is_sync::<Plugin>();
+};
+
+/// The value behind a lock, also after a panic while it was held: [`crate::guard`] caught the
+/// panic, and every critical section replaces its value whole, so the value is consistent.
+pub(crate) fn unpoisoned<G>(result: LockResult<G>) -> G {
+    result.unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Plugin {
+    /// A plugin with nothing routed yet.
+    pub(crate) fn new(osm: Daemon) -> Self {
+        Self {
+            osm,
+            pending: Mutex::new(None),
+            answers: RwLock::new(None),
+            session: Mutex::new(Routings::new()),
+            plan: Mutex::new(cabling::PlanCache::default()),
+            reported: Mutex::new(None),
+            sweep_log: Mutex::new(None),
+            multicast: Mutex::new(None),
+        }
+    }
+
+    /// Puts the answers of the tables now in force in place (`None` after a failure: OpenSM
+    /// then routes with another engine and asks it, not us).
+    pub(crate) fn set_answers(&self, answers: Option<Arc<QosAnswers>>) {
+        *unpoisoned(self.answers.write()) = answers;
+    }
+
+    /// Appends `record` to the sweep log, if one is configured.
+    pub(crate) fn log_sweep(&self, record: &SweepRecord) {
+        if let Some(path) = &*unpoisoned(self.sweep_log.lock()) {
+            sweep_log::append(path, record);
+        }
+    }
+
+    /// Logs the configuration in force, on one line, after a warning if its file could not be
+    /// read; only when this differs from what was logged last.
+    pub(crate) fn report_config(&self, config: &Config, source: &Source) {
+        let report = (source.warning(), config.summary());
+        let mut reported = unpoisoned(self.reported.lock());
+        if reported.as_ref() == Some(&report) {
+            return;
+        }
+        if let Some(warning) = &report.0 {
+            log::warn!("{warning}");
+        }
+        log::info!("configuration in force: {}", report.1);
+        *reported = Some(report);
+    }
+
+    /// The group's tree over the routing in force, on the loads of the trees built over it.
+    pub(crate) fn tree_of_routing(
+        &self,
+        mlid: u16,
+        members: &[MemberRecord],
+    ) -> Result<Programmed, String> {
+        let routed = unpoisoned(self.session.lock())
+            .last()
+            .map(Arc::clone)
+            .ok_or("no routing of this engine in force")?;
+        let mut state = unpoisoned(self.multicast.lock());
+        let current = matches!(&*state, Some((r, _)) if Arc::ptr_eq(r, &routed));
+        if !current {
+            *state = Some((Arc::clone(&routed), Groups::default()));
+        }
+        let (_, groups) = state.as_mut().expect("set above");
+        groups.program(&routed.multicast, mlid, members)
+    }
+}
