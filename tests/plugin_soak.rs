@@ -4,7 +4,7 @@
 //! are complete, keep every layer and are deadlock-free for every SL; the daemon does not
 //! crash and its memory does not grow once warm.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

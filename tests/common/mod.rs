@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod fabrics;
+pub mod install_files;
 pub mod mcast;
 pub mod plugin;
 pub mod readback;
