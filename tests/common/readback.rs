@@ -303,10 +303,11 @@ fn discover(sim: &Ibsim) -> (Fabric, LidTable) {
 
 /// The forwarding tables of every switch of `fabric`, from one `ibroute` per switch.
 fn ibroute_tables(sim: &Ibsim, fabric: &Fabric) -> ForwardingTables {
-    let mut routes = String::new();
-    for s in fabric.switches() {
-        routes += &sim.run("ibroute", &[&fabric.node(s).ports[0].lid.to_string()]);
-    }
+    let lids: Vec<Vec<String>> = fabric
+        .switches()
+        .map(|s| vec![fabric.node(s).ports[0].lid.to_string()])
+        .collect();
+    let routes = sim.run_each("ibroute", &lids).concat();
     let ibroute = lfts::parse(&routes, fabric).unwrap();
     assert!(ibroute.warnings.is_empty(), "{:?}", ibroute.warnings);
     ibroute.tables
