@@ -2,7 +2,7 @@
 //! (21 servers) is loaded into ibsim, OpenSM (minhop) programs the switches, and the checker
 //! walks OpenSM's `opensm-lfts.dump` on the fabric `ibnetdiscover` finds.
 
-mod common;
+use crate::common;
 
 use common::{Ibsim, OpenSm, OpenSmOptions};
 use ibfabric::collectives::{self, check};

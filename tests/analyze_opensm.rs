@@ -4,7 +4,7 @@
 //! switch. The `ibfabric analyze` binary on those files must say exactly what the analyser says
 //! on the same tables in memory, and the two table sources must agree entry for entry.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,12 +1,8 @@
 //! The `ibfabric` command as a user runs it: outputs, exit statuses and error messages.
 
-// Only the command runner of the shared test harness (the rest needs the InfiniBand stack).
-#[path = "common/cli.rs"]
-mod cli;
-#[path = "common/shared_fixtures.rs"]
-mod shared_fixtures;
+use crate::common::shared_fixtures;
 
-use cli::{ibfabric, stderr};
+use crate::command::{ibfabric, stderr};
 use shared_fixtures::shared_fixture;
 use std::process::Output;
 

@@ -7,7 +7,7 @@
 //! to q = 13; q = 16, 17, 19 up to 4 layers; q = 23 and 25 up to 2; q = 27 only 1 (8 layers
 //! would need 8 × 30618 endpoint LIDs).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

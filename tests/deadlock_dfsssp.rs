@@ -4,7 +4,7 @@
 //! in memory, with the tables' path SLs and the scheme's SL-to-VL tables. The searches for
 //! fewer VLs after the cycle breaking never need more and stay deadlock-free.
 
-mod common;
+use crate::common;
 
 use common::fabrics::acceptance_set;
 use common::routed::{Memo, routed};

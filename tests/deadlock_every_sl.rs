@@ -4,10 +4,7 @@
 //! acyclic on one lane stays deadlock-free on every SL, and `ibfabric deadlock-check
 //! --every-sl` reports both verdicts and which guarantee holds.
 
-#[path = "common/cli.rs"]
-mod cli;
-
-use cli::{ibfabric, stderr};
+use crate::command::{ibfabric, stderr};
 use ibfabric::deadlock::{
     DfssspConfig, RouteSls, Sl2VlTables, VerifyOptions, assign_vls, identity_row, verify,
 };

@@ -8,7 +8,7 @@
 //! DFSSSP leaves it out of its channel dependency graph, and the verifier can catch the cycles
 //! that this lets through.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

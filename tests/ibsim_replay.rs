@@ -2,7 +2,7 @@
 //! `ibnetdiscover` dump loads into ibsim, and the real `ibnetdiscover` then finds the same
 //! nodes, cables and link rates as the original dump.
 
-mod common;
+use crate::common;
 
 use common::Ibsim;
 use common::shared_fixtures::shared_text;

@@ -2,7 +2,7 @@
 //! real `ibnetdiscover`, and reading that dump gives back exactly the generated switches, hosts
 //! and cables (by GUID, description and port, and by name through a node-name-map).
 
-mod common;
+use crate::common;
 
 use common::Ibsim;
 use common::fabrics::SMALL_FAT_TREE;

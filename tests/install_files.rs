@@ -1,8 +1,7 @@
 //! `ibfabric completions SHELL` and `ibfabric man`: what a package installs, generated from the
 //! command itself.
 
-#[path = "common/install_files.rs"]
-mod install_files;
+use crate::common::install_files;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! lists them, OpenSM programs the groups into the switches' multicast forwarding tables, and a
 //! leave takes a member out again.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

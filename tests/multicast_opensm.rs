@@ -11,7 +11,7 @@
 //! Unicast packets are taken on SL 0 (clients that never ask the SA for a path SL) and each
 //! group on the SL the SA answered for it; then everything on every SL.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

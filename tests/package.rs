@@ -7,7 +7,7 @@
 //! compiles the release binaries (minutes), and the test installs into the system and purges
 //! the package at the end.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! changing one forwarding entry of the others, every guarantee kept, and unplugging them again
 //! gives back the tables of the subnet without them.
 
-mod common;
+use crate::common;
 
 use common::plugin::{MINHOP_USED, run_opensm_with_conf, wait_settled};
 use common::readback::{ReadBack, churn};

@@ -9,7 +9,7 @@
 //! takes ~40 ms, so all 722,500 pairs are out of reach; the SL depends only on the source
 //! switch and the destination LID).
 
-mod common;
+use crate::common;
 
 use common::Ibsim;
 use common::fabrics::small_fabrics_for_ibsim;

@@ -2,7 +2,7 @@
 //! configuration file it read (or that there is none), the settings in force on one line, and
 //! a warning naming a configured file it cannot read (it still routes, with the defaults).
 
-mod common;
+use crate::common;
 
 use common::plugin::{LAYERED_USED, plugin_config, run_opensm_with_plugin};
 use common::{Ibsim, OpenSm};

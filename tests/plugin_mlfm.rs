@@ -7,7 +7,7 @@
 //! check on the read-back tables finds so. A fabric that is not an MLFM is refused and OpenSM
 //! routes it with its next engine.
 
-mod common;
+use crate::common;
 
 use common::plugin::{MINHOP_USED, plugin_config, run_opensm_with_conf, wait_settled};
 use common::readback::ReadBack;

@@ -14,7 +14,7 @@
 //! groups as the analyser does in memory. The same holds after members leave and join and
 //! after a cable a tree used is cut (daemon mode).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! on all 4 layers and equal, entry for entry, to what the core computes for the same fabric
 //! and LIDs. Misconfiguration and panics must fall back to minhop with the subnet up.
 
-mod common;
+use crate::common;
 
 use common::fabrics::SMALL_FAT_TREE;
 use common::plugin::{

@@ -1,15 +1,22 @@
 //! A soak on the real stack: stock OpenSM with the plugin (LMC 2, `qos TRUE`, default
 //! configuration) on a Slim Fly q = 7 under ibsim, through 50 heavy sweeps, each after one
-//! random cable flap (a cut, or a cut cable put back). After every sweep the tables read back
-//! are complete, keep every layer and are deadlock-free for every SL; the daemon does not
-//! crash and its memory does not grow once warm.
+//! random cable flap (a cut, or a cut cable put back). After every sweep the tables are
+//! complete, keep every layer and are deadlock-free for every SL; the daemon does not crash and
+//! its memory does not grow once warm.
+//!
+//! The tables are read from OpenSM's own dumps (`opensm-lfts.dump`, `opensm-sl2vl.dump`),
+//! which must have been written after the sweep's flap. Every tenth sweep ([`IBROUTE_EVERY`])
+//! and the last also read every switch with `ibroute` and require the same forwarding tables as
+//! the dump: the proof that the dump is what the switches hold. (The SL-to-VL tables were always
+//! read from OpenSM's dump.) Reading all 98 switches with `ibroute` after every sweep took most
+//! of the soak's time.
 
-mod common;
+use crate::common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 use common::plugin::{wait_settled, with_plugin};
-use common::readback::ReadBack;
+use common::readback::{ReadBack, dump_modified};
 use common::{Ibsim, OpenSm};
 use ibfabric::analysis::{self, Options};
 use ibfabric::io::ibsim;
@@ -17,6 +24,11 @@ use ibfabric::rng::Rng;
 use ibfabric::topology::Link;
 
 const SWEEPS: usize = 50;
+/// Every this many sweeps (and on the last), the switches' tables are read with `ibroute` too
+/// and compared with OpenSM's dump, which the other sweeps check alone.
+const IBROUTE_EVERY: usize = 10;
+/// The dumps each sweep reads; both are rewritten after every heavy sweep (`-D 0x43`).
+const DUMPS: [&str; 2] = ["opensm-lfts.dump", "opensm-sl2vl.dump"];
 /// Most cables down at once: a Slim Fly q = 7 (degree 11) stays connected.
 const MOST_CUT: usize = 6;
 /// The growth of OpenSM's resident memory allowed from the warm-up to the last sweep.
@@ -45,6 +57,7 @@ fn fifty_sweeps_of_random_cable_flaps_on_slim_fly_q7_stay_complete_deadlock_free
     let mut rng = Rng::new(50);
     let mut cut: Vec<&Link> = Vec::new();
     for sweep in 1..=SWEEPS {
+        let flapped = SystemTime::now();
         let restore = !cut.is_empty() && (cut.len() == MOST_CUT || rng.below(2) == 0);
         let what = if restore {
             let l = cut.swap_remove(rng.below(cut.len() as u64) as usize);
@@ -63,7 +76,19 @@ fn fifty_sweeps_of_random_cable_flaps_on_slim_fly_q7_stay_complete_deadlock_free
         };
         routings = wait_settled(&sm, routings);
         assert!(sm.is_running(), "{what}: opensm exited:\n{}", sm.log());
-        let read = ReadBack::read(&sim, &sm);
+        let checking = Instant::now();
+        for dump in DUMPS {
+            let written = dump_modified(&sm, dump).expect("dump written");
+            assert!(
+                written > flapped,
+                "{what}: {dump} not rewritten since the flap"
+            );
+        }
+        let read = ReadBack::read_dumps(&sim, &sm);
+        let ibroute = sweep % IBROUTE_EVERY == 0 || sweep == SWEEPS;
+        if ibroute {
+            read.assert_switches_hold(&sim, &what);
+        }
         let report = analysis::analyze(&read.fabric, &read.lids, &read.tables, &Options::default());
         assert!(report.is_complete(), "{what}: {report}");
         assert_eq!(report.layers, 4, "{what}: every layer kept");
@@ -71,7 +96,13 @@ fn fifty_sweeps_of_random_cable_flaps_on_slim_fly_q7_stay_complete_deadlock_free
         assert!(verdict.is_deadlock_free(), "{what}: {verdict}");
         rss.push(sm.rss_kib().expect("opensm's VmRSS"));
         eprintln!(
-            "{what}: complete, deadlock-free for every SL; VmRSS {} KiB",
+            "{what}: complete, deadlock-free for every SL{} (checked in {:.1} s); VmRSS {} KiB",
+            if ibroute {
+                ", the switches hold opensm-lfts.dump"
+            } else {
+                ""
+            },
+            checking.elapsed().as_secs_f64(),
             rss[sweep]
         );
     }

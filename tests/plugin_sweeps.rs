@@ -4,7 +4,7 @@
 //! routing; a cabling plan's differences are logged before routing; a plugin built for another
 //! OpenSM version is refused by the daemon, which goes on with its own engines.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

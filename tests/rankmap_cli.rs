@@ -1,10 +1,6 @@
 //! `ibfabric rankmap` as a job script runs it: hostfiles in rank order, the report, errors.
 
-// Only the command runner of the shared test harness (the rest needs the InfiniBand stack).
-#[path = "common/cli.rs"]
-mod cli;
-
-use cli::{ibfabric, stderr};
+use crate::command::{ibfabric, stderr};
 use std::process::Output;
 
 const FABRIC: &str = "shortcut:nodes=96,degree=6,hosts=2,seed=4";

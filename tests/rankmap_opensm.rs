@@ -3,7 +3,7 @@
 //! list has them. The hops `rankmap` reports from OpenSM's `opensm-lfts.dump` must be those of
 //! minimal routes: the switch distances of the generated network, message by message.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

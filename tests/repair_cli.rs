@@ -1,10 +1,7 @@
 //! `ibfabric route --repair-from`: the routing of a fabric repaired for a copy that lost
 //! cables, with the churn reported; a copy that gained cables has them routed in, no route changed.
 
-#[path = "common/cli.rs"]
-mod cli;
-
-use cli::{ibfabric, stderr};
+use crate::command::{ibfabric, stderr};
 use ibfabric::Fabric;
 use ibfabric::io::fabric_document::FabricDocument;
 use ibfabric::routing::assign_lids;

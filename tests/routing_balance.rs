@@ -21,7 +21,7 @@
 //! integer program over the 1568 pairs with several minimal paths, solved outside the project),
 //! and the routing reaches it; its bound is 1.15.
 
-mod common;
+use crate::common;
 
 use common::fabrics::slim_fly;
 use common::routed::layered;

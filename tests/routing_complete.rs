@@ -2,7 +2,7 @@
 //! acceptance set and every layer count, as the independent analyser walks them; layer 0 is
 //! minimal and layered paths never exceed max(d + 1, 3) hops.
 
-mod common;
+use crate::common;
 
 use common::fabrics::acceptance_set;
 use common::routed::routed;

@@ -2,12 +2,9 @@
 //! smpirun (libsimgrid-dev): a routing that sends every inter-leaf message of a fat tree over
 //! one spine makes an all-to-all slower than a minimal routing that spreads it over the spines.
 
-#[path = "common/cli.rs"]
-mod cli;
-
 use std::path::Path;
 
-use cli::{ibfabric, stderr};
+use crate::command::{ibfabric, stderr};
 use ibfabric::io::lfts;
 use ibfabric::routing::{Algorithm, ForwardingTables, RoutingConfig, assign_lids, route_fabric};
 use ibfabric::topology::{Fabric, NodeId, TopologySpec};

@@ -1,8 +1,7 @@
 //! `cabling completions SHELL` and `cabling man`: what a package installs, generated from the
 //! command itself.
 
-#[path = "../../tests/common/install_files.rs"]
-mod install_files;
+use crate::common::install_files;
 
 use std::path::Path;
 

@@ -1,8 +1,7 @@
 //! `cabling plan` from the command line: imported cable lists keep their rack and U positions
 //! and say which devices have none; label printer output.
 
-#[path = "../../tests/common/shared_fixtures.rs"]
-mod shared_fixtures;
+use crate::common::shared_fixtures;
 
 use std::process::{Command, Output};
 

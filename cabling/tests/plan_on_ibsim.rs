@@ -2,8 +2,7 @@
 //! `ibnetdiscover` with exactly the plan's cables, by device name through the plan's
 //! node-name-map.
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::process::Command;

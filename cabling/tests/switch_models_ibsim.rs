@@ -4,8 +4,7 @@
 //! (swapped ports, a cable on a spare port, a missing cable, swapped hosts, an extra cable
 //! between spare ports) verify names each fault's devices and ports and exits 1.
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -2,8 +2,7 @@
 //! from the shared dumps beside the repository when present): the exact technician text, the
 //! punch lists, exit statuses and errors; and on the project's own generated plan and dump.
 
-#[path = "../../tests/common/shared_fixtures.rs"]
-mod shared_fixtures;
+use crate::common::shared_fixtures;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -4,8 +4,7 @@
 //! technician fixes the fabric action by action through the simulator's console until it
 //! verifies clean.
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::path::{Path, PathBuf};

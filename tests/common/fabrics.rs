@@ -3,7 +3,7 @@
 //! The lists are macros that hand their entries to a macro of the test (`$then!`), so that a
 //! test can generate one `#[test]` per fabric, named after it: a failure names its fabric, and
 //! the cases run in parallel.
-// Every test binary compiles this module and uses some of the lists.
+// The benches compile this module too and use some of the lists, or none.
 #![allow(unused_macros, unused_imports)]
 
 /// The topology spec of Slim Fly q.

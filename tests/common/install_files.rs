@@ -1,5 +1,5 @@
-//! Checks of a front end's `completions` and `man` subcommands (included with `#[path]` by the
-//! tests of `ibfabric` and of `cabling`): the subcommand names they must mention are read from
+//! Checks of a front end's `completions` and `man` subcommands (for the tests of `ibfabric` and
+//! of `cabling`): the subcommand names they must mention are read from
 //! the command's own `--help`, not written down here.
 
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! same subnet.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use ibfabric::Fabric;
 use ibfabric::deadlock::{
@@ -74,13 +74,21 @@ pub fn wait_for_dump(sm: &OpenSm, name: &str) -> String {
     }
 }
 
+/// When dump `name` of `sm` was last written, if it exists.
+pub fn dump_modified(sm: &OpenSm, name: &str) -> Option<SystemTime> {
+    std::fs::metadata(sm.dump_dir().join(name))
+        .and_then(|m| m.modified())
+        .ok()
+}
+
 /// What the fabric holds.
 pub struct ReadBack {
     /// The fabric as `ibnetdiscover` sees it, with OpenSM's LIDs.
     pub fabric: Fabric,
     /// Its LIDs.
     pub lids: LidTable,
-    /// Forwarding tables from `ibroute` of every switch.
+    /// Forwarding tables: from `ibroute` of every switch ([`Self::read`]) or from
+    /// `opensm-lfts.dump` ([`Self::read_dumps`]).
     pub tables: ForwardingTables,
     /// SL-to-VL tables from `opensm-sl2vl.dump`.
     pub sl2vl: Sl2VlTables,
@@ -90,24 +98,50 @@ impl ReadBack {
     /// Reads the fabric: `ibnetdiscover`, `ibroute` of every switch, and OpenSM's SL-to-VL
     /// dump (written after every sweep with `-D 0x43`).
     pub fn read(sim: &Ibsim, sm: &OpenSm) -> Self {
-        let fabric = ibnetdiscover::parse(&sim.run("ibnetdiscover", &[]), None)
-            .unwrap()
-            .fabric;
-        let lids = LidTable::from_fabric(&fabric).unwrap();
-        let mut routes = String::new();
-        for s in fabric.switches() {
-            routes += &sim.run("ibroute", &[&fabric.node(s).ports[0].lid.to_string()]);
-        }
-        let ibroute = lfts::parse(&routes, &fabric).unwrap();
-        assert!(ibroute.warnings.is_empty(), "{:?}", ibroute.warnings);
-        let dump =
-            sl2vl::parse(&wait_for_dump(sm, "opensm-sl2vl.dump"), &fabric, [15; 16]).unwrap();
-        assert!(dump.warnings.is_empty(), "{:?}", dump.warnings);
+        let (fabric, lids) = discover(sim);
+        let tables = ibroute_tables(sim, &fabric);
+        let sl2vl = sl2vl_dump(sm, &fabric);
         Self {
             fabric,
             lids,
-            tables: ibroute.tables,
-            sl2vl: dump.tables,
+            tables,
+            sl2vl,
+        }
+    }
+
+    /// As [`Self::read`], with the forwarding tables OpenSM says it programmed
+    /// (`opensm-lfts.dump`, written with the SL-to-VL dump after every heavy sweep) instead of
+    /// one `ibroute` per switch: one file instead of a process per switch. Every switch must
+    /// have a block. [`Self::assert_switches_hold`] proves the dump equal to the switches.
+    pub fn read_dumps(sim: &Ibsim, sm: &OpenSm) -> Self {
+        let (fabric, lids) = discover(sim);
+        let dump = lfts::parse(&wait_for_dump(sm, "opensm-lfts.dump"), &fabric).unwrap();
+        assert!(dump.warnings.is_empty(), "{:?}", dump.warnings);
+        let sl2vl = sl2vl_dump(sm, &fabric);
+        Self {
+            fabric,
+            lids,
+            tables: dump.tables,
+            sl2vl,
+        }
+    }
+
+    /// Reads every switch's forwarding table with `ibroute` and asserts it holds the port of
+    /// [`Self::tables`] for every LID (entries unset on both sides agree): the check that a
+    /// [`Self::read_dumps`] read what the switches hold.
+    pub fn assert_switches_hold(&self, sim: &Ibsim, what: &str) {
+        let switches = ibroute_tables(sim, &self.fabric);
+        for s in self.fabric.switches() {
+            let end = self.tables.table(s).len().max(switches.table(s).len());
+            for lid in 0..end {
+                let lid = u16::try_from(lid).expect("a unicast LID");
+                assert_eq!(
+                    self.tables.port(s, lid),
+                    switches.port(s, lid),
+                    "{what}: switch {} LID {lid}: read before (left), ibroute (right)",
+                    self.fabric.node(s).name
+                );
+            }
         }
     }
 
@@ -256,6 +290,34 @@ impl ReadBack {
             &VerifyOptions::default(),
         )
     }
+}
+
+/// The fabric as `ibnetdiscover` sees it, and its LIDs.
+fn discover(sim: &Ibsim) -> (Fabric, LidTable) {
+    let fabric = ibnetdiscover::parse(&sim.run("ibnetdiscover", &[]), None)
+        .unwrap()
+        .fabric;
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    (fabric, lids)
+}
+
+/// The forwarding tables of every switch of `fabric`, from one `ibroute` per switch.
+fn ibroute_tables(sim: &Ibsim, fabric: &Fabric) -> ForwardingTables {
+    let lids: Vec<Vec<String>> = fabric
+        .switches()
+        .map(|s| vec![fabric.node(s).ports[0].lid.to_string()])
+        .collect();
+    let routes = sim.run_each("ibroute", &lids).concat();
+    let ibroute = lfts::parse(&routes, fabric).unwrap();
+    assert!(ibroute.warnings.is_empty(), "{:?}", ibroute.warnings);
+    ibroute.tables
+}
+
+/// The SL-to-VL tables of OpenSM's `opensm-sl2vl.dump`.
+fn sl2vl_dump(sm: &OpenSm, fabric: &Fabric) -> Sl2VlTables {
+    let dump = sl2vl::parse(&wait_for_dump(sm, "opensm-sl2vl.dump"), fabric, [15; 16]).unwrap();
+    assert!(dump.warnings.is_empty(), "{:?}", dump.warnings);
+    dump.tables
 }
 
 /// Between two read-backs of one subnet: (forwarding entries that changed, entries whose route

@@ -7,8 +7,9 @@
 //! A skip is never silent and never a panic, so `cargo test` passes on a clone with nothing
 //! beside it and says which tests it could not run.
 //!
-//! The one home of this rule for the whole workspace: the library's unit tests, the root
-//! package's integration tests and `cabling`'s tests include this file with `#[path]`.
+//! The one home of this rule for the whole workspace: the library's unit tests include this
+//! file with `#[path]`; the integration tests of the root package and of `cabling` reach it as
+//! `common::shared_fixtures`.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

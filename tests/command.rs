@@ -1,6 +1,6 @@
-//! The `ibfabric` command run as a user runs it (included by the CLI tests with `#[path]`:
+//! The `ibfabric` command run as a user runs it. Not part of `common`:
 //! `env!("CARGO_BIN_EXE_ibfabric")` exists only in this package's tests, while `common` also
-//! serves the `cabling` package).
+//! serves the `cabling` package.
 
 use std::process::{Command, Output};
 
