@@ -26,6 +26,7 @@ mod deadlock_verify;
 mod ibsim_replay;
 mod ibsim_topology;
 mod install_files;
+mod live_dumps;
 mod mcast_join;
 mod multicast_opensm;
 mod package;

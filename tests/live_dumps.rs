@@ -10,16 +10,11 @@
 //! same tables through the library with the generated names given by a map; these tests run
 //! the commands as a user does.
 
-mod common;
-
-#[path = "common/cli.rs"]
-mod cli;
-
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use cli::{ibfabric, stderr};
-use common::{Ibsim, OpenSm, OpenSmOptions};
+use crate::command::{ibfabric, stderr};
+use crate::common::{Ibsim, OpenSm, OpenSmOptions};
 use ibfabric::collectives::{self, MlfmSpine};
 use ibfabric::io::{NodeNameMap, ibnetdiscover, lfts};
 use ibfabric::routing::LidTable;
