@@ -199,8 +199,13 @@ macro_rules! specs {
     };
 }
 
-/// The searches are there to save VLs: they must do so on most of the routings compared (the
-/// tests above compute them; this one waits for or shares their results).
+/// The searches are there to save VLs: both together must do so on most of the routings
+/// compared, and the tabu search alone on a quarter of them (the tests above compute them;
+/// this one waits for or shares their results). Tabu alone saved on 14 of the 20 until the
+/// polish of layers 2-3 could move layers 0-1 under their guards; since then the 4-layer
+/// routings themselves need fewer VLs without any search (Slim Fly q = 4 and q = 5 seed 2:
+/// 5 to 4; the random fabrics of 30 and 40 switches: 5 to 4 and 6 to 5) and tabu alone saves
+/// on 9, both together on 19 (as before), never ending above where they ended before.
 #[test]
 fn searching_saves_vls_on_most_routings() {
     let (mut cases, mut saved_by_tabu, mut saved) = (0, 0, 0);
@@ -213,21 +218,20 @@ fn searching_saves_vls_on_most_routings() {
         }
     }
     assert!(saved * 2 > cases, "{saved} of {cases}");
-    assert!(saved_by_tabu * 2 > cases, "{saved_by_tabu} of {cases}");
+    assert!(saved_by_tabu * 4 > cases, "{saved_by_tabu} of {cases}");
 }
 
 /// The reference implementation (LNMP + OpenSM's DFSSSP) needed 3 VLs on Slim Fly q = 5 with
 /// 4 layers, for a routing with hardly any non-minimal diversity. Ours, with three
 /// edge-disjoint paths for 84 % of the pairs, built prefix by prefix so that layers 0-1 are
-/// balanced on their own, fits in 3 with seeds 2 and 3 and needs 4 with seed 1 (3 for every
-/// seed when all layers were balanced together, which left layers 0-1 uneven); the plugin
-/// uses DFSSSP only where lanes by port pair do not apply, with 8 VLs on the usual hardware.
+/// balanced on their own, fits in 3 with seeds 1 to 3 (seed 1 needed 4 while the polish of
+/// layers 2-3 could not move layers 0-1 under their guards); the plugin uses DFSSSP only where
+/// lanes by port pair do not apply, with 8 VLs on the usual hardware.
 mod slim_fly_q5_with_4_layers_fits_in_3_vls {
     use super::*;
     fn fits(seed: u64) {
         let vls = vls_with("slimfly:q=5", 4, seed, VlSearch::FULL);
-        let most = if seed == 1 { 4 } else { 3 };
-        assert!(vls <= most, "seed {seed}: {vls} VLs");
+        assert!(vls <= 3, "seed {seed}: {vls} VLs");
     }
     #[test]
     fn seed_1() {

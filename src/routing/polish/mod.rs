@@ -14,6 +14,11 @@
 //!    improves this order exactly when those links' new loads, sorted from the largest down,
 //!    come before their old ones.
 //!
+//! Routes of a layer that belongs to a shorter prefix balanced before (the `guarded` prefixes)
+//! move only where no link of that prefix goes over its largest load when the pass started:
+//! MPI stacks split bulk data over every prefix, so evening a longer one must not unbalance a
+//! shorter one.
+//!
 //! Neither count of pairs ends above where the pass started. While the maximum is over
 //! 1.10 × the mean, a load move may spend pairs the pass itself won (never more); within it, a
 //! load move may not cost any.
@@ -53,13 +58,14 @@ mod objective;
 mod repairs;
 mod state;
 
-use state::{Snapshot, State};
+use state::{Guard, Snapshot, State};
 
 use crate::rng::Rng;
 use crate::routing::cable_order::CableOrder;
 use crate::routing::config::PathLengths;
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layers::Layers;
+use crate::routing::tree::prefix_loads;
 
 /// Polishes `layers` (see the module documentation) with at most `budget` move evaluations.
 /// `loads` and `disjoint` are the current link loads (per directed edge) and edge-disjoint
@@ -67,8 +73,10 @@ use crate::routing::layers::Layers;
 /// them. `lengths` bounds the layers after layer 0 (`None`: every layer stays minimal); with
 /// `cables`, every route stays unimodal in that order. Returns the disjoint-path counts of
 /// the polished layers, as `disjoint` came. Only routes of the layers in `movable`
-/// move, and `loads` count the layers up to its end: the layers below are a prefix balanced
-/// before, the layers above do not carry the traffic split over this prefix.
+/// move, and `loads` count the layers up to its end: the layers above do not carry the
+/// traffic split over this prefix. `guarded` lists the ends of shorter prefixes, balanced
+/// before, whose largest link load no move may raise (a move of a layer below such an end
+/// must keep that prefix's loads within its maximum when the pass started).
 // Loads and disjoint counts come by value from the rebalancing pass (the search's state takes
 // them over); grouping them would only wrap the hand-over.
 #[allow(clippy::too_many_arguments)]
@@ -82,6 +90,7 @@ pub(in crate::routing) fn polish(
     seed: u64,
     budget: u64,
     movable: std::ops::Range<usize>,
+    guarded: &[usize],
 ) -> Vec<u8> {
     if loads.is_empty() {
         return disjoint; // no links to balance
@@ -89,6 +98,14 @@ pub(in crate::routing) fn polish(
     let mut state = State::new(graph, lengths, loads, disjoint, budget);
     state.cables = cables;
     state.movable = movable;
+    state.guards = guarded
+        .iter()
+        .map(|&end| {
+            let loads = prefix_loads(graph, layers, end);
+            let cap = loads.iter().copied().max().unwrap_or(0);
+            Guard { end, loads, cap }
+        })
+        .collect();
     state.run(layers, &mut Rng::new(seed ^ 0x0050_15E0_D0C5));
     state.disjoint
 }
@@ -125,6 +142,7 @@ impl State<'_> {
                 disjoint: self.disjoint.clone(),
                 below: self.below,
                 sorted: self.sorted_loads(),
+                guarded: self.guards.iter().map(|g| g.loads.clone()).collect(),
             };
             // States that lack disjoint paths the pass started with (a kick not repaired)
             // are left for the best one.
@@ -139,6 +157,9 @@ impl State<'_> {
                         self.loads.clone_from(&b.loads);
                         self.disjoint.clone_from(&b.disjoint);
                         self.below = b.below;
+                        for (guard, loads) in self.guards.iter_mut().zip(&b.guarded) {
+                            guard.loads.clone_from(loads);
+                        }
                         self.forget_trees();
                     }
                 }
@@ -157,6 +178,9 @@ impl State<'_> {
             self.loads = best.loads;
             self.disjoint = best.disjoint;
             self.below = best.below;
+            for (guard, loads) in self.guards.iter_mut().zip(best.guarded) {
+                guard.loads = loads;
+            }
         }
     }
 }
@@ -186,7 +210,16 @@ mod tests {
     ) {
         let movable = 0..layers.count();
         polish(
-            graph, layers, lengths, loads, disjoint, None, seed, budget, movable,
+            graph,
+            layers,
+            lengths,
+            loads,
+            disjoint,
+            None,
+            seed,
+            budget,
+            movable,
+            &[],
         );
     }
 
@@ -265,6 +298,50 @@ mod tests {
                 "{spec} L={count}: max {start} -> {end}, cap {cap}"
             );
         }
+    }
+
+    #[test]
+    fn no_guarded_prefix_ends_with_a_higher_maximum_load() {
+        let mut moved = 0;
+        for (spec, count, lengths) in cases().into_iter().filter(|c| c.1 >= 4) {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let before = layers.clone();
+            let guarded = [1, 2];
+            let maximum = |layers: &Layers, end: usize| {
+                let loads = crate::routing::tree::prefix_loads(&graph, layers, end);
+                loads.into_iter().max().unwrap_or(0)
+            };
+            let caps = guarded.map(|end| maximum(&layers, end));
+            polish(
+                &graph,
+                &mut layers,
+                lengths.as_ref(),
+                loads,
+                disjoint,
+                None,
+                1,
+                BUDGET,
+                0..count,
+                &guarded,
+            );
+            for (end, cap) in guarded.into_iter().zip(caps) {
+                let after = maximum(&layers, end);
+                assert!(
+                    after <= cap,
+                    "{spec} L={count}: layers 0..{end} max {cap} -> {after}"
+                );
+            }
+            moved += (0..2)
+                .filter(|&l| !same_layer(&graph, &before, &layers, l))
+                .count();
+        }
+        assert!(moved > 0, "no guarded layer moved on any fabric");
+    }
+
+    /// Whether layer l routes every pair as in `a` and `b` alike.
+    fn same_layer(graph: &RoutingGraph, a: &Layers, b: &Layers, l: usize) -> bool {
+        let n = graph.len();
+        (0..n).all(|t| (0..n).all(|s| a.next_edge(l, s, t) == b.next_edge(l, s, t)))
     }
 
     #[test]

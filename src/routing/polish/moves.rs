@@ -55,12 +55,30 @@ impl State<'_> {
                 return None;
             }
         }
-        Some(Move {
+        let mv = Move {
             l,
             s,
             t,
             edge,
             hops: hops as u8,
+        };
+        self.within_guards(layers, mv).then_some(mv)
+    }
+
+    /// Whether `mv` keeps every guarded prefix it moves a route of within its cap.
+    fn within_guards(&self, layers: &Layers, mv: Move) -> bool {
+        if self.guards.iter().all(|g| mv.l >= g.end) {
+            return true;
+        }
+        let mut old = [0u32; MAX_ROUTE];
+        let mut new = [0u32; MAX_ROUTE];
+        let (old_len, new_len) = self.routes(layers, mv, &mut old, &mut new);
+        let (old, new) = (&old[..old_len], &new[..new_len]);
+        let load = self.tree.senders[mv.s] * u64::from(self.graph.endpoints[mv.t]);
+        self.guards.iter().filter(|g| mv.l < g.end).all(|g| {
+            new.iter()
+                .filter(|e| !old.contains(e))
+                .all(|&e| g.loads[e as usize] + load <= g.cap)
         })
     }
 
@@ -92,6 +110,14 @@ impl State<'_> {
         }
         for &e in &new[..new_len] {
             self.loads[e as usize] += load;
+        }
+        for guard in self.guards.iter_mut().filter(|g| mv.l < g.end) {
+            for &e in &old[..old_len] {
+                guard.loads[e as usize] -= load;
+            }
+            for &e in &new[..new_len] {
+                guard.loads[e as usize] += load;
+            }
         }
         let h0 = layers.hops(mv.l, mv.s, mv.t).expect("routed");
         if self.recording > 0 {
@@ -152,13 +178,14 @@ impl State<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::state::Guard;
     use super::super::testing::{assert_bookkeeping, cases, rebalanced};
     use super::*;
     use crate::routing::cable_order::CableOrder;
     use crate::routing::config::{Algorithm, PathLengths, RoutingConfig, Turns};
     use crate::routing::fixtures::{all_disjoint, assert_valid, same_layers};
     use crate::routing::layered::route_in_order;
-    use crate::routing::tree::route_loads;
+    use crate::routing::tree::{prefix_loads, route_loads};
 
     /// Up to `limit` valid moves of layer l's tree into t, in switch and edge order.
     fn some_moves(
@@ -216,6 +243,46 @@ mod tests {
             made += state.moves;
             assert_valid(&graph, &layers, lengths.as_ref(), &what);
             assert_bookkeeping(&state, &layers, &what);
+        }
+        assert!(made > 0, "no move made on any fabric");
+    }
+
+    #[test]
+    fn guarded_prefixes_keep_their_caps_and_exact_loads() {
+        let mut made = 0;
+        for (spec, count, lengths) in cases().into_iter().filter(|c| c.1 >= 4) {
+            let (graph, mut layers, loads, disjoint) = rebalanced(spec, count, lengths.as_ref());
+            let mut state = State::new(&graph, lengths.as_ref(), loads, disjoint, u64::MAX);
+            state.guards = [1, 2]
+                .map(|end| {
+                    let loads = prefix_loads(&graph, &layers, end);
+                    // A cap a little above the maximum, so that some moves stay possible.
+                    let cap = loads.iter().copied().max().unwrap_or(0) + 4;
+                    Guard { end, loads, cap }
+                })
+                .into();
+            let targets: Vec<usize> = (0..graph.len())
+                .filter(|&t| graph.endpoints[t] > 0)
+                .step_by(2)
+                .collect();
+            for (l, &t) in (0..2).flat_map(|l| targets.iter().map(move |t| (l, t))) {
+                for mv in some_moves(&mut state, &layers, l, t, 4) {
+                    make(&mut state, &mut layers, mv);
+                }
+            }
+            let what = format!("{spec} L={count}");
+            for guard in &state.guards {
+                let fresh = prefix_loads(&graph, &layers, guard.end);
+                assert_eq!(
+                    guard.loads, fresh,
+                    "{what}: loads of layers 0..{}",
+                    guard.end
+                );
+                let max = fresh.into_iter().max().unwrap_or(0);
+                assert!(max <= guard.cap, "{what}: 0..{} at {max}", guard.end);
+            }
+            assert_bookkeeping(&state, &layers, &what);
+            made += state.moves;
         }
         assert!(made > 0, "no move made on any fabric");
     }

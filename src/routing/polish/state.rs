@@ -23,6 +23,18 @@ pub(super) struct Move {
     pub(super) hops: u8,
 }
 
+/// A shorter prefix of layers, balanced before, whose largest link load no move may raise:
+/// MPI stacks split bulk data over every prefix, so moving its routes to balance a longer
+/// prefix must not make it worse on its own.
+pub(super) struct Guard {
+    /// The prefix: layers `0..end`.
+    pub(super) end: usize,
+    /// Its link loads per directed edge, kept up to date move by move.
+    pub(super) loads: Vec<u64>,
+    /// Its largest link load when the pass started.
+    pub(super) cap: u64,
+}
+
 /// The local search over one routing (see the [module documentation](super)).
 pub(super) struct State<'a> {
     pub(super) graph: &'a RoutingGraph,
@@ -33,6 +45,8 @@ pub(super) struct State<'a> {
     /// The layers the search may move routes of (set after [`State::new`]); `loads` count the
     /// layers up to its end. The layers below form a prefix balanced before, and stay.
     pub(super) movable: Range<usize>,
+    /// The shorter prefixes the movable layers belong to (set after [`State::new`]).
+    pub(super) guards: Vec<Guard>,
     /// 1.10 × the mean link load when the pass started.
     pub(super) cap: u64,
     /// `below` when the pass started: while the maximum load is over the cap, moves may spend
@@ -83,6 +97,8 @@ pub(super) struct Snapshot {
     pub(super) below: [i64; 2],
     /// Loads sorted from the largest down.
     pub(super) sorted: Vec<u64>,
+    /// The guarded prefixes' loads, as `guards` holds them.
+    pub(super) guarded: Vec<Vec<u64>>,
 }
 
 impl Snapshot {
@@ -110,6 +126,7 @@ impl<'a> State<'a> {
             lengths,
             cables: None,
             movable: 0..usize::MAX,
+            guards: Vec::new(),
             cap,
             floor: below,
             loads,
