@@ -169,7 +169,15 @@ fn load_table(page: &mut Page, r: &Report) {
     );
     page.table(
         "link-load",
-        &["", "min", "mean", "max", "max/mean", "directed cables", "busiest"],
+        &[
+            "",
+            "min",
+            "mean",
+            "max",
+            "max/mean",
+            "directed cables",
+            "busiest",
+        ],
         &rows,
     );
 }
@@ -194,7 +202,14 @@ fn paths_table(page: &mut Page, r: &Report) {
     page.table(
         "path-table",
         &[
-            "", "paths", "broken", "mean hops", "max", "minimal", "+1", "longer",
+            "",
+            "paths",
+            "broken",
+            "mean hops",
+            "max",
+            "minimal",
+            "+1",
+            "longer",
         ],
         &rows,
     );
@@ -305,7 +320,12 @@ fn load_layers(r: &Report) -> Result<String, plot::PlotError> {
 }
 
 fn path_lengths(r: &Report) -> Result<String, plot::PlotError> {
-    let longest = r.paths.iter().map(|p| p.hops_histogram.len()).max().unwrap_or(0);
+    let longest = r
+        .paths
+        .iter()
+        .map(|p| p.hops_histogram.len())
+        .max()
+        .unwrap_or(0);
     let hops: Vec<usize> = (1..longest).collect();
     let groups: Vec<String> = hops.iter().map(|h| h.to_string()).collect();
     let series: Vec<Series> = r
@@ -353,7 +373,11 @@ fn prefix_throughput(r: &Report) -> Result<String, plot::PlotError> {
     let Some(p) = &r.prefix else {
         return Err(plot::PlotError("no prefix section".into()));
     };
-    let groups: Vec<String> = p.prefixes.iter().map(|t| format!("K = {}", t.layers)).collect();
+    let groups: Vec<String> = p
+        .prefixes
+        .iter()
+        .map(|t| format!("K = {}", t.layers))
+        .collect();
     let figure = |label: &str, f: &dyn Fn(&crate::analysis::PrefixThroughput) -> f64| Series {
         label: label.into(),
         values: p.prefixes.iter().map(f).collect(),

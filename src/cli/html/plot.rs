@@ -194,7 +194,9 @@ pub fn grouped_bars(
                         .iter()
                         .enumerate()
                         .filter(|&(_, &v)| v > 0.0)
-                        .map(|(g, &v)| Rectangle::new([(left(g), 0.0), (left(g) + width, v)], fill)),
+                        .map(|(g, &v)| {
+                            Rectangle::new([(left(g), 0.0), (left(g) + width, v)], fill)
+                        }),
                 )?
                 .label(s.label.as_str())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], fill));
@@ -239,7 +241,14 @@ mod tests {
             .split("<polyline")
             .skip(1)
             .filter(|p| p.contains(&stroke))
-            .map(|p| p.split("points=\"").nth(1).unwrap().split('"').next().unwrap())
+            .map(|p| {
+                p.split("points=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+            })
             .map(|points| points.split_whitespace().count())
             .max()
             .unwrap();
