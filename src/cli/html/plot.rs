@@ -108,7 +108,7 @@ pub fn curves(axes: &Axes<'_>, series: &[Series]) -> Result<String, PlotError> {
         .fold(0.0, f64::max);
     svg(|root| {
         let mut chart = ChartBuilder::on(root)
-            .caption(axes.title, ("sans-serif", 18))
+            .caption(axes.title, ("sans-serif", 24))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(64)
@@ -120,6 +120,8 @@ pub fn curves(axes: &Axes<'_>, series: &[Series]) -> Result<String, PlotError> {
             .y_label_formatter(&y_tick)
             .x_desc(axes.x)
             .y_desc(axes.y)
+            .label_style(("sans-serif", 15))
+            .axis_desc_style(("sans-serif", 16))
             .light_line_style(WHITE)
             .draw()?;
         for (i, s) in series.iter().enumerate() {
@@ -136,6 +138,7 @@ pub fn curves(axes: &Axes<'_>, series: &[Series]) -> Result<String, PlotError> {
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
+            .label_font(("sans-serif", 15))
             .position(SeriesLabelPosition::UpperRight)
             .draw()?;
         Ok(())
@@ -163,7 +166,7 @@ pub fn grouped_bars(
     let width = 80 / series.len().max(1) as i32;
     svg(|root| {
         let mut chart = ChartBuilder::on(root)
-            .caption(axes.title, ("sans-serif", 18))
+            .caption(axes.title, ("sans-serif", 24))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(64)
@@ -180,6 +183,8 @@ pub fn grouped_bars(
             .configure_mesh()
             .x_desc(axes.x)
             .y_desc(axes.y)
+            .label_style(("sans-serif", 15))
+            .axis_desc_style(("sans-serif", 16))
             .x_label_formatter(&label)
             .y_label_formatter(&y_tick)
             .disable_x_mesh()
@@ -206,6 +211,7 @@ pub fn grouped_bars(
                 .configure_series_labels()
                 .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
+                .label_font(("sans-serif", 15))
                 .position(SeriesLabelPosition::UpperRight)
                 .draw()?;
         }
@@ -281,7 +287,7 @@ mod tests {
             assert_eq!(rects, bars + 1, "series {i}");
         }
         for g in &groups {
-            assert!(svg.contains(&format!(">{g}<")), "group label {g}");
+            assert!(svg.contains(&format!("\n{g}\n</text>")), "group label {g}");
         }
     }
 }
