@@ -313,3 +313,28 @@ fn chromium_shows_the_plots_marks() {
         pixels.len()
     );
 }
+
+#[test]
+fn route_writes_the_same_page_with_its_deadlock_verdict() {
+    let route = [
+        "route",
+        "--fabric",
+        "slimfly:q=5",
+        "--layers",
+        "2",
+        "--deadlock",
+        "auto",
+        "--format",
+    ];
+    let out = cli::ibfabric(&[&route[..], &["json"]].concat());
+    assert!(out.status.success(), "route: {}", cli::stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let verdict = report["deadlock"].as_str().unwrap();
+    let out = cli::ibfabric(&[&route[..], &["html"]].concat());
+    assert!(out.status.success(), "route: {}", cli::stderr(&out));
+    let html = String::from_utf8(out.stdout).unwrap();
+    for id in PLOTS {
+        assert_eq!(figure(&html, id).matches("<svg").count(), 1, "{id}");
+    }
+    assert!(html.contains(&format!("<p>{verdict}</p>")), "{verdict}");
+}

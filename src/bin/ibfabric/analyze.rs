@@ -115,7 +115,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let rendered = match args.format {
         Format::Text => report.to_string(),
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
-        Format::Html => html::analysis_page(&report),
+        Format::Html => html::analysis_page(&report, &[]),
     };
     output::emit(args.output.as_deref(), &rendered)?;
     let delivers = report.multicast.as_ref().is_none_or(|m| m.all_deliver());

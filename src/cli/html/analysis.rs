@@ -25,10 +25,14 @@ pub const PLOTS: [&str; 5] = [
     "prefix-throughput",
 ];
 
-/// The whole page for `report`.
-pub fn analysis_page(report: &Report) -> String {
+/// The whole page for `report`; `notes` (one line each, such as `route`'s deadlock-freedom
+/// verdict) go under the completeness verdict.
+pub fn analysis_page(report: &Report, notes: &[String]) -> String {
     let mut page = Page::new(&format!("Routing analysis of {}", report.fabric));
     summary(&mut page, report);
+    for note in notes {
+        page.paragraph_html(&escape(note));
+    }
     page.heading("Link load");
     load_table(&mut page, report);
     let ks = prefix_ks(report);
@@ -440,7 +444,7 @@ mod tests {
 
     #[test]
     fn every_plot_is_a_figure_with_one_svg() {
-        let html = analysis_page(&report(true));
+        let html = analysis_page(&report(true), &[]);
         assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"));
         for id in PLOTS {
             let f = figure(&html, id).unwrap_or_else(|| panic!("no figure {id}"));
@@ -460,7 +464,7 @@ mod tests {
     #[test]
     fn the_numbers_are_the_reports() {
         let r = report(true);
-        let html = analysis_page(&r);
+        let html = analysis_page(&r, &[]);
         let row = |name: &str, value: String| format!("<td>{name}</td><td>{value}</td>");
         assert!(html.contains(&row("switches", r.switches.to_string())));
         assert!(html.contains(&row("endpoint ports", r.endpoints.to_string())));
@@ -490,8 +494,17 @@ mod tests {
     }
 
     #[test]
+    fn notes_are_shown_escaped() {
+        let html = analysis_page(&report(false), &["deadlock-free <2 VLs>".into()]);
+        assert!(
+            html.contains("<p>deadlock-free &lt;2 VLs&gt;</p>"),
+            "{html}"
+        );
+    }
+
+    #[test]
     fn without_the_prefix_section_there_is_no_throughput_plot() {
-        let html = analysis_page(&report(false));
+        let html = analysis_page(&report(false), &[]);
         assert!(figure(&html, "prefix-throughput").is_none());
         assert!(figure(&html, "load-prefixes").is_some());
     }
@@ -501,7 +514,7 @@ mod tests {
         let r = report(false);
         let json = serde_json::to_string(&r).unwrap();
         let back: Report = serde_json::from_str(&json).unwrap();
-        let html = analysis_page(&back);
+        let html = analysis_page(&back, &[]);
         let f = figure(&html, "load-layers").unwrap();
         assert!(f.contains("no per-cable loads"), "{f}");
         assert!(figure(&html, "path-lengths").unwrap().contains("<svg"));
