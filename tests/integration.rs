@@ -14,6 +14,7 @@ mod command;
 mod a2a_cli;
 mod a2a_ibsim;
 mod a2a_schedules;
+mod analyze_html;
 mod analyze_opensm;
 mod architecture;
 mod cli;

@@ -217,6 +217,11 @@ pub struct LinkLoad {
     pub total: LoadStats,
     /// Each layer's routes alone.
     pub per_layer: Vec<LoadStats>,
+    /// One entry per layer: the load of every directed cable that [`LoadStats`] counts
+    /// (loopbacks left out), in cable order — what the pictures of `--format html` plot. Not in
+    /// the JSON report, which stays a summary: a large fabric's loads run to megabytes there.
+    #[serde(skip)]
+    pub cable_loads: Vec<Vec<u64>>,
 }
 
 /// Everything the analyser says about a routing.
@@ -421,6 +426,16 @@ pub fn analyze(
     let link_load = LinkLoad {
         total: load_stats(&ctx, &total),
         per_layer: loads.iter().map(|l| load_stats(&ctx, l)).collect(),
+        cable_loads: loads
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .enumerate()
+                    .filter(|&(c, _)| !ctx.is_loopback(c))
+                    .map(|(_, &load)| load)
+                    .collect()
+            })
+            .collect(),
     };
     let mat = options.mat.then(|| mat::solve(&ctx, &mat_paths));
     let prefix = options.prefix.as_ref().map(|o| prefix::analyze(&ctx, o));

@@ -287,6 +287,33 @@ fn link_load_on_a_line_of_three_switches_is_counted_per_source_port() {
 }
 
 #[test]
+fn per_cable_loads_add_up_to_the_load_statistics() {
+    // s0 - s1 - s2 with hosts 2, 1, 1 and a loopback cable on s1 (not counted), two layers.
+    let f = fabric(
+        3,
+        &[(0, 1, 1, 1), (1, 2, 2, 1), (1, 5, 1, 6)],
+        &[2, 1, 1],
+        1,
+    );
+    let lids = LidTable::from_fabric(&f).unwrap();
+    let r = run(&f, &minhop(&f, &lids), false);
+    let per_cable = &r.link_load.cable_loads;
+    assert_eq!(per_cable.len(), r.link_load.per_layer.len());
+    for (loads, stats) in per_cable.iter().zip(&r.link_load.per_layer) {
+        assert_eq!(loads.len(), stats.links);
+        assert_eq!(loads.iter().sum::<u64>(), stats.total);
+        assert_eq!(loads.iter().copied().max(), Some(stats.max));
+        assert_eq!(loads.iter().copied().min(), Some(stats.min));
+    }
+    let total = &r.link_load.total;
+    let summed: Vec<u64> = (0..total.links)
+        .map(|c| per_cable.iter().map(|l| l[c]).sum())
+        .collect();
+    assert_eq!(summed.iter().sum::<u64>(), total.total);
+    assert_eq!(summed.iter().copied().max(), Some(total.max));
+}
+
+#[test]
 fn mat_of_two_switches_with_one_cable_is_known_in_closed_form() {
     for k in [1usize, 2, 3, 5] {
         let f = pair(k);

@@ -2,7 +2,7 @@
 //! ([`input`]), where results go ([`output`]), the exit status ([`exit`]), the `-v` flag and
 //! logging set-up ([`logging`]), progress on a terminal ([`progress`]), the construction
 //! subcommands ([`construction`]), and the completion scripts and man pages of an installed
-//! command ([`install_files`]).
+//! command ([`install_files`]), and the HTML pages with plots ([`html`]).
 //!
 //! Only with the `cli` feature (on by default). The OpenSM plugin builds the core without it,
 //! so that clap, anyhow, env_logger and tempfile stay out of `libosmlayered.so`. Unlike the
@@ -10,6 +10,7 @@
 
 pub mod construction;
 pub mod exit;
+pub mod html;
 pub mod input;
 pub mod install_files;
 pub mod logging;

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use ibfabric::analysis::multicast::analyze_groups;
 use ibfabric::analysis::{self, Options, PrefixOptions};
-use ibfabric::cli::output;
+use ibfabric::cli::{html, output};
 use ibfabric::routing::LidTable;
 
 use crate::multicast::load_mfts;
@@ -90,6 +90,10 @@ enum Format {
     Text,
     /// The report as JSON.
     Json,
+    /// One self-contained HTML page: the key numbers, and plots of the load per cable, the
+    /// path lengths, the disjoint paths and the prefix throughput (inline SVG, no external
+    /// files).
+    Html,
 }
 
 /// Prints the report; exit status 0 when every entry reaches its destination (and every group
@@ -111,6 +115,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let rendered = match args.format {
         Format::Text => report.to_string(),
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+        Format::Html => html::analysis_page(&report, &[]),
     };
     output::emit(args.output.as_deref(), &rendered)?;
     let delivers = report.multicast.as_ref().is_none_or(|m| m.all_deliver());

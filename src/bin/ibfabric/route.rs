@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use anyhow::bail;
 use clap::{Args, ValueEnum};
 use ibfabric::analysis::{self, Options};
-use ibfabric::cli::output;
 use ibfabric::cli::progress::Progress;
+use ibfabric::cli::{html, output};
 use ibfabric::collectives::detect_mlfm;
 use ibfabric::deadlock::SwitchSls;
 use ibfabric::io::{lfts, path_sl, sl2vl};
@@ -91,6 +91,9 @@ enum Format {
     Text,
     /// The analyser's report as JSON.
     Json,
+    /// The analyser's report as one self-contained HTML page with plots (see `analyze
+    /// --format html`).
+    Html,
 }
 
 /// Routes, reports; exit status 0 when the tables are complete, 1 otherwise.
@@ -238,6 +241,13 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
                 value["repair"] = serde_json::Value::String(line);
             }
             serde_json::to_string_pretty(&value)? + "\n"
+        }
+        Format::Html => {
+            let notes: Vec<String> = [deadlock_line, guarantee, repair_line]
+                .into_iter()
+                .flatten()
+                .collect();
+            html::analysis_page(&report, &notes)
         }
     };
     output::emit(None, &rendered)?;
