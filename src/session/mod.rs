@@ -121,8 +121,8 @@ impl<N: Clone + PartialEq, S: Clone + PartialEq> Session<N, S> {
         Self::default()
     }
 
-    /// The routing of the last request that succeeded (not updated by a reuse of the last full
-    /// routing), if any.
+    /// The routing in force: that of the last request that succeeded (the last full routing
+    /// again when a request reused it), if any.
     pub fn last(&self) -> Option<&Arc<Routed>> {
         self.last.as_ref().map(|k| &k.routed)
     }
@@ -141,7 +141,16 @@ impl<N: Clone + PartialEq, S: Clone + PartialEq> Session<N, S> {
                     .filter(|k| k.same_inputs(&request))
                     .map(|k| Arc::clone(&k.routed))
             };
-            if let Some(routed) = same(&self.last).or_else(|| same(&self.full)) {
+            if let Some(routed) = same(&self.last) {
+                return Ok(Settled {
+                    routed,
+                    decision: Decision::Reused,
+                });
+            }
+            if let Some(routed) = same(&self.full) {
+                // The tables written are the full routing's again: it is the routing in force
+                // (multicast trees are built over it) and the base of the next repair.
+                self.last = Some(Self::keep(&request, &routed));
                 return Ok(Settled {
                     routed,
                     decision: Decision::Reused,

@@ -179,6 +179,18 @@ fn a_subnet_back_to_the_last_full_routing_gets_its_tables_again() {
 }
 
 #[test]
+fn a_subnet_back_to_the_last_full_routing_puts_it_in_force() {
+    let fabric = slim_fly();
+    let cut = without(&fabric, &[3]);
+    let mut session = Session::new();
+    let full = session.settle(request(&fabric)).unwrap();
+    session.settle(request(&cut)).unwrap();
+    session.settle(request(&fabric)).unwrap();
+    let in_force = session.last().expect("a routing in force");
+    assert!(Arc::ptr_eq(in_force, &full.routed));
+}
+
+#[test]
 fn losses_from_the_last_full_routing_come_before_gains_on_the_last() {
     // Full routing of the whole fabric; cable a lost (a repair); then a back and b lost: the
     // last routing would need a gain, the full one only a loss, so the full one is repaired.
