@@ -11,6 +11,7 @@
 //!   node-name-map, NodeDescription, hostname, the construction's names);
 //! * [`ibsim`], [`dot`], [`fabric_document`]: renderings of a fabric for the simulator,
 //!   Graphviz and YAML/JSON documents;
+//! * [`markup`]: text escaped for HTML, SVG and XML;
 //! * [`simgrid`], [`simgrid_bench`]: the SimGrid platform and hostfile of a routed fabric, the
 //!   MPI benchmark's phase file and its result line.
 //!
@@ -25,6 +26,7 @@ pub mod iblinkinfo;
 pub mod ibnetdiscover;
 pub mod ibsim;
 pub mod lfts;
+pub mod markup;
 pub mod mfts;
 #[cfg(test)]
 mod mutate;

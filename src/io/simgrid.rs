@@ -10,23 +10,8 @@
 
 use std::fmt::Write as _;
 
+use super::markup::escape;
 use crate::simulation::Platform;
-
-/// Escapes `&`, `<`, `>`, `"` and `'` for an XML attribute value.
-fn attr(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
 
 /// `--` may not occur inside an XML comment.
 fn comment(text: &str) -> String {
@@ -57,13 +42,13 @@ pub fn write_platform(platform: &Platform, notes: &[String]) -> String {
     }
     out.push_str("  <zone id=\"fabric\" routing=\"Full\">\n");
     for host in &platform.hosts {
-        let _ = writeln!(out, "    <host id=\"{}\" speed=\"1Gf\"/>", attr(&host.id));
+        let _ = writeln!(out, "    <host id=\"{}\" speed=\"1Gf\"/>", escape(&host.id));
     }
     for link in &platform.links {
         let _ = writeln!(
             out,
             "    <link id=\"{}\" bandwidth=\"{}Gbps\" latency=\"{}ns\"/>",
-            attr(&link.id),
+            escape(&link.id),
             link.bandwidth_gbps,
             link.latency_ns
         );
@@ -74,14 +59,14 @@ pub fn write_platform(platform: &Platform, notes: &[String]) -> String {
             let _ = write!(
                 out,
                 "    <route src=\"{}\" dst=\"{}\" symmetrical=\"NO\">",
-                attr(&platform.hosts[i].id),
-                attr(&platform.hosts[j].id)
+                escape(&platform.hosts[i].id),
+                escape(&platform.hosts[j].id)
             );
             for &l in platform.route(i, j) {
                 let _ = write!(
                     out,
                     "<link_ctn id=\"{}\"/>",
-                    attr(&platform.links[l as usize].id)
+                    escape(&platform.links[l as usize].id)
                 );
             }
             out.push_str("</route>\n");
@@ -104,12 +89,6 @@ pub fn write_hostfile<'a>(ranks: impl IntoIterator<Item = &'a str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn attribute_values_are_escaped() {
-        assert_eq!(attr(r#"a<b>&"c"'"#), "a&lt;b&gt;&amp;&quot;c&quot;&apos;");
-        assert_eq!(attr("P(1,2)-s0"), "P(1,2)-s0");
-    }
 
     #[test]
     fn comments_hold_no_double_dash() {

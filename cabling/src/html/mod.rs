@@ -18,6 +18,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::{self, Write};
 
+use ibfabric::io::markup::Escaped;
 use ibfabric::plan::{CableEnd, CableKind, Device, DeviceKind, Plan};
 
 /// `write!` into a `String`, which cannot fail.
@@ -45,7 +46,7 @@ pub fn render(plan: &Plan) -> String {
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <title>Wiring sheets: {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        Esc(&plan.name)
+        Escaped(&plan.name)
     );
     summary_sheet(&mut out, &ctx);
     for rack in 0..plan.racks.len() {
@@ -142,27 +143,6 @@ svg .s5 { stroke: #a0620a; stroke-dasharray: 4 1.2; stroke-width: 0.6; }
 svg circle { stroke: none; }
 ";
 
-/// Text with `&`, `<`, `>`, `\"` and `'` escaped, for element text and attribute values.
-struct Esc<'a>(&'a str);
-
-impl fmt::Display for Esc<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut rest = self.0;
-        while let Some(i) = rest.find(['&', '<', '>', '"', '\'']) {
-            f.write_str(&rest[..i])?;
-            f.write_str(match rest.as_bytes()[i] {
-                b'&' => "&amp;",
-                b'<' => "&lt;",
-                b'>' => "&gt;",
-                b'"' => "&quot;",
-                _ => "&#39;",
-            })?;
-            rest = &rest[i + 1..];
-        }
-        f.write_str(rest)
-    }
-}
-
 /// A length class: `0.5 m`, `10 m`, or `?` when unknown.
 struct Length(Option<f64>);
 
@@ -252,8 +232,8 @@ impl<'a> Context<'a> {
         1 + self.plan.racks.len() + self.pairs.len()
     }
 
-    fn rack_name(&self, rack: usize) -> Esc<'a> {
-        Esc(&self.plan.racks[rack].name)
+    fn rack_name(&self, rack: usize) -> Escaped<'a> {
+        Escaped(&self.plan.racks[rack].name)
     }
 }
 
@@ -278,7 +258,7 @@ fn sheet_start(out: &mut String, ctx: &Context, id: &str, kind: &str, no: usize,
         "<section class=\"sheet\" id=\"{id}\" data-sheet=\"{kind}\">\n\
          <div class=\"head\"><span class=\"plan\">{}</span><h1>{title}</h1>\
          <span class=\"no\">sheet {no} of {}</span></div>\n",
-        Esc(&ctx.plan.name),
+        Escaped(&ctx.plan.name),
         ctx.sheets()
     );
 }
@@ -288,7 +268,7 @@ fn title_row(out: &mut String, ctx: &Context, columns: usize, title: &str, no: u
     put!(
         out,
         "<tr class=\"title\"><th colspan=\"{columns}\"><b>{}</b> · {title} · sheet {no} of {}</th></tr>\n",
-        Esc(&ctx.plan.name),
+        Escaped(&ctx.plan.name),
         ctx.sheets()
     );
 }
@@ -303,7 +283,7 @@ fn summary_sheet(out: &mut String, ctx: &Context) {
     put!(
         out,
         "<tr><th>Fabric</th><td id=\"n-name\">{}</td></tr>\n",
-        Esc(&plan.name)
+        Escaped(&plan.name)
     );
     for (id, label, n) in [
         ("racks", "Racks", plan.racks.len()),
@@ -386,14 +366,14 @@ fn summary_sheet(out: &mut String, ctx: &Context) {
             if n == 0 {
                 String::new()
             } else {
-                Esc(&plan.cables[i].id).to_string()
+                Escaped(&plan.cables[i].id).to_string()
             }
         };
         put!(
             out,
             "<tr data-step=\"{step}\"><td class=\"n\">{step}</td><td>{}</td><td class=\"n\">{n}</td>\
              <td class=\"mono\">{}</td><td class=\"mono\">{}</td></tr>\n",
-            Esc(name),
+            Escaped(name),
             id(first),
             id(last)
         );
@@ -406,7 +386,11 @@ fn summary_sheet(out: &mut String, ctx: &Context) {
     );
     let example = plan.cables.first().map(|c| {
         let d = &plan.devices[c.a.device];
-        put!(out, "<div class=\"label\">{}</div>\n", Esc(&plan.label(c)));
+        put!(
+            out,
+            "<div class=\"label\">{}</div>\n",
+            Escaped(&plan.label(c))
+        );
         (
             c.id.clone(),
             plan.racks[d.rack].name.clone(),
@@ -441,11 +425,11 @@ fn summary_sheet(out: &mut String, ctx: &Context) {
          “End” tells which end of the cable a row is. Tick the box when the cable is in place \
          and both ends are labelled.</td></tr>\n\
          </tbody>\n</table>\n",
-        Esc(&id),
-        Esc(&rack),
-        Esc(&u),
-        Esc(&device),
-        Esc(&port),
+        Escaped(&id),
+        Escaped(&rack),
+        Escaped(&u),
+        Escaped(&device),
+        Escaped(&port),
         if plan
             .devices
             .iter()
@@ -476,7 +460,7 @@ fn summary_sheet(out: &mut String, ctx: &Context) {
              <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
             r + 2,
             r + 1,
-            Esc(&rack.name),
+            Escaped(&rack.name),
             rack.units,
             here(DeviceKind::Switch),
             here(DeviceKind::Host),

@@ -46,8 +46,8 @@ pub(super) fn pair_sheet(
                 "<figcaption>Part {} of {}: cables {} to {}.</figcaption>\n",
                 i + 1,
                 parts.len(),
-                Esc(&plan.cables[part[0]].id),
-                Esc(&plan.cables[part[part.len() - 1]].id)
+                Escaped(&plan.cables[part[0]].id),
+                Escaped(&plan.cables[part[part.len() - 1]].id)
             );
         }
         out.push_str("</figure>\n");
@@ -79,12 +79,12 @@ pub(super) fn pair_sheet(
             out,
             "<tr><td></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            Esc(&c.id),
+            Escaped(&c.id),
             plan.position_text(dl),
-            Esc(&dl.name),
+            Escaped(&dl.name),
             plan.port_text(l),
             plan.position_text(dr),
-            Esc(&dr.name),
+            Escaped(&dr.name),
             plan.port_text(r),
             c.kind,
             Length(c.length_m),

@@ -92,7 +92,11 @@ pub(super) fn rack_sheet(out: &mut String, ctx: &Context, rack: usize) {
         .map(|&i| plan.devices[i].name.as_str())
         .collect();
     if !unplaced.is_empty() {
-        put!(out, " Not placed (no U): {}.", Esc(&unplaced.join(", ")));
+        put!(
+            out,
+            " Not placed (no U): {}.",
+            Escaped(&unplaced.join(", "))
+        );
     }
     out.push_str("</figcaption>\n</figure>\n");
 
@@ -120,19 +124,19 @@ pub(super) fn rack_sheet(out: &mut String, ctx: &Context, rack: usize) {
             "<tr class=\"{class}\"><td></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
              <td class=\"lb\">{}</td></tr>\n",
-            Esc(&c.id),
+            Escaped(&c.id),
             plan.position_text(here),
-            Esc(&here.name),
+            Escaped(&here.name),
             plan.port_text(e.here),
             if e.is_a { "A" } else { "B" },
             ctx.rack_name(far.rack),
             plan.position_text(far),
-            Esc(&far.name),
+            Escaped(&far.name),
             plan.port_text(e.far),
             c.kind,
             Length(c.length_m),
             c.step,
-            Esc(&labels::end_text(plan, c, e.here))
+            Escaped(&labels::end_text(plan, c, e.here))
         );
     }
     if ends.is_empty() {
@@ -190,7 +194,7 @@ fn spare_ports_row(out: &mut String, plan: &Plan, devices: &[usize]) {
             "{sep}{} ({} ports): {}",
             ranges.join(", "),
             spare.len(),
-            Esc(&names.join(", "))
+            Escaped(&names.join(", "))
         );
     }
     out.push_str("</td></tr>\n");

@@ -53,7 +53,7 @@ pub(super) fn svg_text(out: &mut String, (x, y): (f64, f64), style: &TextStyle<'
             room.max(0.5)
         );
     }
-    put!(out, ">{}</text>", Esc(text));
+    put!(out, ">{}</text>", Escaped(text));
 }
 
 /// Font size the style sheet gives a class of SVG text (keep in step with [`CSS`]).
@@ -72,6 +72,6 @@ pub(super) fn svg_start(out: &mut String, width: f64, height: f64, label: &str) 
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.1}mm\" height=\"{height:.1}mm\" \
          viewBox=\"0 0 {width:.1} {height:.1}\" role=\"img\" aria-label=\"{}\">\n",
-        Esc(label)
+        Escaped(label)
     );
 }

@@ -162,12 +162,12 @@ fn summary_counts_match_the_plan() {
                 "<tr data-step=\"{}\"><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{n}</td>",
                 s + 1,
                 s + 1,
-                Esc(name)
+                Escaped(name)
             );
             assert!(steps.contains(&row), "{spec}: {row}");
         }
         // And the label legend shows a real label.
-        assert!(summary.contains(&Esc(&p.label(&p.cables[0])).to_string()));
+        assert!(summary.contains(&Escaped(&p.label(&p.cables[0])).to_string()));
     }
 }
 

@@ -13,23 +13,9 @@ pub mod plot;
 
 use std::fmt::Write;
 
-pub use analysis::analysis_page;
+pub use crate::io::markup::escape;
 
-/// Escapes `text` for HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use analysis::analysis_page;
 
 /// The look shared by every page: readable on screen and on paper, plots side by side when
 /// the window is wide enough.
@@ -131,14 +117,6 @@ impl Page {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escape_leaves_no_markup() {
-        assert_eq!(
-            escape("<a href=\"x\">&'</a>"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;"
-        );
-    }
 
     #[test]
     fn a_failed_plot_says_so_in_its_figure() {
