@@ -36,6 +36,7 @@ mod plugin_deadlock;
 mod plugin_load;
 mod plugin_mlfm;
 mod plugin_multicast;
+mod plugin_restart;
 mod plugin_routing;
 mod plugin_soak;
 mod plugin_sweeps;

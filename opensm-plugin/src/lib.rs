@@ -23,6 +23,7 @@ pub mod config;
 mod guard;
 pub mod multicast;
 pub mod qos;
+pub mod saved_session;
 pub mod subnet;
 pub mod sweep_log;
 // The C side: the export table and the guarded entry points (`entry`), the plugin's shared

@@ -2,6 +2,7 @@
 //! "Threads and locks"): the daemon, the routing session, the routing between the two
 //! unicast callbacks, the answers the SA reads, the multicast trees, and what was logged.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, LockResult, Mutex, PoisonError, RwLock};
 
 use ibfabric::session::{QosAnswers, Routed, Session};
@@ -43,6 +44,8 @@ pub(crate) struct Plugin {
     /// The last routing and the last full one, with what they were computed from: an unchanged
     /// subnet is not routed again, and a subnet that lost cables is repaired.
     pub(crate) session: Mutex<Routings>,
+    /// Whether the saved session was looked for (by the first routing pass).
+    pub(crate) restore_tried: AtomicBool,
     /// The cabling plan of the configuration, while its file is unchanged.
     pub(crate) plan: Mutex<cabling::PlanCache>,
     /// The configuration last logged (warning and settings), so that the log says it once and
@@ -74,6 +77,7 @@ impl Plugin {
             pending: Mutex::new(None),
             answers: RwLock::new(None),
             session: Mutex::new(Routings::new()),
+            restore_tried: AtomicBool::new(false),
             plan: Mutex::new(cabling::PlanCache::default()),
             reported: Mutex::new(None),
             sweep_log: Mutex::new(None),

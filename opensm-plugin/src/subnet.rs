@@ -8,11 +8,14 @@ use ibfabric::session::data_vls;
 use ibfabric::topology::{
     FabricError, Guid, LinkSpeed, LinkWidth, NodeKind, NodeSpec, PortRef, link_rate,
 };
+use serde::{Deserialize, Serialize};
 
-/// One node of the subnet as OpenSM knows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One node of the subnet as OpenSM knows it (saved across restarts as JSON:
+/// [`crate::saved_session`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeRecord {
     /// Switch, CA or router.
+    #[serde(with = "kind_name")]
     pub kind: NodeKind,
     /// Node GUID (host order).
     pub guid: u64,
@@ -23,7 +26,7 @@ pub struct NodeRecord {
 }
 
 /// One physical port of a [`NodeRecord`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PortRecord {
     /// Port GUID (host order).
     pub guid: u64,
@@ -43,6 +46,32 @@ pub struct PortRecord {
     pub speed_ext_active: u8,
     /// The port at the other end of the cable: (record index, port number).
     pub remote: Option<(usize, u8)>,
+}
+
+/// A node kind as the word ibnetdiscover uses for it (`Switch`, `Ca`, `Rt`), so that the saved
+/// file does not depend on the core's enum.
+mod kind_name {
+    use ibfabric::topology::NodeKind;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(kind: &NodeKind, out: S) -> Result<S::Ok, S::Error> {
+        out.serialize_str(match kind {
+            NodeKind::Switch => "Switch",
+            NodeKind::Ca => "Ca",
+            NodeKind::Router => "Rt",
+        })
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(input: D) -> Result<NodeKind, D::Error> {
+        match String::deserialize(input)?.as_str() {
+            "Switch" => Ok(NodeKind::Switch),
+            "Ca" => Ok(NodeKind::Ca),
+            "Rt" => Ok(NodeKind::Router),
+            other => Err(D::Error::custom(format!(
+                "node kind \"{other}\" (expected Switch, Ca or Rt)"
+            ))),
+        }
+    }
 }
 
 /// Why the records do not make a fabric.

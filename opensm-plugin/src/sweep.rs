@@ -4,14 +4,18 @@
 
 use std::ffi::{CStr, c_char};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
+
+use ibfabric::Fabric;
 
 use ibfabric::session::{DeadlockSettings, Decision, Request, Wanted};
 
 use crate::commit::{Pending, SwitchPtr};
 use crate::config::{Config, Fault};
-use crate::plugin::{Plugin, unpoisoned};
-use crate::subnet::{self, build_fabric, canonical_records};
+use crate::plugin::{Plugin, Routings, unpoisoned};
+use crate::saved_session::{self, SavedSession, SavedStep};
+use crate::subnet::{self, NodeRecord, build_fabric, canonical_records};
 use crate::sweep_log::{self, Outcome};
 use crate::{cabling, snapshot};
 
@@ -74,31 +78,30 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
     if let Some(path) = &config.cabling_plan {
         check_cabling(plugin, path, &fabric);
     }
-    let deadlock = DeadlockSettings::for_subnet(
-        Wanted {
-            mode: config.deadlock,
-            vls: config.vls,
-            shortage: config.on_vl_shortage,
-        },
-        subnet::common_vls(&snapshot.records),
-        opensm.max_op_vls,
-        opensm.qos,
-    );
     let fault = config.fault();
     let path_sl_dump = config
         .path_sl_dump
-        .then(|| PathBuf::from(opensm.dump_dir.unwrap_or_else(|| "/var/log".into())));
-    let request = Request {
+        .then(|| PathBuf::from(opensm.dump_dir.as_deref().unwrap_or("/var/log")));
+    let saved_settings = saved_settings(&config, &opensm);
+    let request = request_for(
+        &config,
+        &opensm,
         fabric,
-        subnet: canonical_records(&snapshot.records),
-        routing: config.routing(opensm.lmc),
-        settings: (config, opensm.lmc),
-        deadlock,
+        canonical_records(&snapshot.records),
         reoptimise,
+    );
+    let settled = {
+        let mut session = unpoisoned(plugin.session.lock());
+        if !plugin.restore_tried.swap(true, Ordering::Relaxed) {
+            restore(&mut session, &config, &opensm, &saved_settings);
+        }
+        let steps = session.journal().len();
+        let settled = session.settle(request).map_err(|e| e.to_string())?;
+        if settled.decision != Decision::Reused || session.journal().len() != steps {
+            save(&session, saved_settings);
+        }
+        settled
     };
-    let settled = unpoisoned(plugin.session.lock())
-        .settle(request)
-        .map_err(|e| e.to_string())?;
     let routed = settled.routed;
     let mut switches = Vec::with_capacity(routed.switches.len());
     for (id, _) in &routed.switches {
@@ -127,6 +130,123 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
         path_sl_dump,
         fault,
     })
+}
+
+/// The request of a routing pass over `fabric`, whose records (canonical order) are `subnet`.
+fn request_for(
+    config: &Config,
+    opensm: &OpensmOptions,
+    fabric: Fabric,
+    subnet: Vec<NodeRecord>,
+    reoptimise: bool,
+) -> Request<Vec<NodeRecord>, (Config, u8)> {
+    let deadlock = DeadlockSettings::for_subnet(
+        Wanted {
+            mode: config.deadlock,
+            vls: config.vls,
+            shortage: config.on_vl_shortage,
+        },
+        subnet::common_vls(&subnet),
+        opensm.max_op_vls,
+        opensm.qos,
+    );
+    Request {
+        fabric,
+        subnet,
+        routing: config.routing(opensm.lmc),
+        settings: (config.clone(), opensm.lmc),
+        deadlock,
+        reoptimise,
+    }
+}
+
+/// Everything besides the subnet that a routing depends on, on one line: a saved session made
+/// under other settings is not settled again.
+fn saved_settings(config: &Config, opensm: &OpensmOptions) -> String {
+    format!(
+        "{}; lmc {}; qos {}; max_op_vls {}",
+        config.summary(),
+        opensm.lmc,
+        opensm.qos,
+        opensm.max_op_vls
+    )
+}
+
+/// After a restart (the first routing pass of this plugin), settles the saved session's steps
+/// again in `session`, so that the routings it kept before are kept again. A file that cannot
+/// be used is logged and ignored.
+fn restore(session: &mut Routings, config: &Config, opensm: &OpensmOptions, settings: &str) {
+    let path = saved_session::cache_dir().join(saved_session::FILE_NAME);
+    let saved = match saved_session::load(&path) {
+        Ok(Some(saved)) => saved,
+        Ok(None) => return,
+        Err(e) => {
+            log::warn!("saved routing session ignored: {e}");
+            return;
+        }
+    };
+    if saved.settings != settings {
+        log::info!(
+            "saved routing session {} ignored: it was made under other settings ({})",
+            path.display(),
+            saved.settings
+        );
+        return;
+    }
+    let started = Instant::now();
+    let steps = saved.steps.len();
+    for (i, step) in saved.steps.into_iter().enumerate() {
+        let replayed = build_fabric("opensm", &step.subnet)
+            .map_err(|e| e.to_string())
+            .and_then(|(fabric, _)| {
+                let request = request_for(config, opensm, fabric, step.subnet, step.reoptimise);
+                session.settle(request).map_err(|e| e.to_string())
+            });
+        if let Err(e) = replayed {
+            log::warn!(
+                "saved routing session {} ignored: step {} of {steps} failed: {e}",
+                path.display(),
+                i + 1
+            );
+            *session = Routings::new();
+            return;
+        }
+    }
+    log::info!(
+        "routing session restored from {}: its last full routing and {} repairs settled \
+         again in {:.2} s",
+        path.display(),
+        steps.saturating_sub(1),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Saves `session`'s journal to OpenSM's cache directory (a journal too long to save removes
+/// the file: a restart then routes in full rather than from an older state).
+fn save(session: &Routings, settings: String) {
+    let path = saved_session::cache_dir().join(saved_session::FILE_NAME);
+    let journal = session.journal();
+    let written = if journal.len() > saved_session::MAX_STEPS {
+        log::info!(
+            "routing session not saved: {} repairs since the last full routing (at most {}); \
+             a restart will route in full",
+            journal.len() - 1,
+            saved_session::MAX_STEPS - 1
+        );
+        saved_session::remove(&path)
+    } else {
+        let steps = journal
+            .iter()
+            .map(|step| SavedStep {
+                reoptimise: step.reoptimise,
+                subnet: step.subnet.clone(),
+            })
+            .collect();
+        saved_session::save(&path, &SavedSession { settings, steps })
+    };
+    if let Err(e) = written {
+        log::warn!("routing session not saved to {}: {e}", path.display());
+    }
 }
 
 /// Logs how the subnet differs from the cabling plan at `path` (info lines when it matches).

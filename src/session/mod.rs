@@ -10,6 +10,13 @@
 //!   some: the new switches and cables are routed in without changing the other routes;
 //! * **full routing** — otherwise, or when the admin asked for it (reoptimise).
 //!
+//! Every request that changed what the session keeps is recorded in its
+//! [`journal`](Session::journal): the request of the last full routing and the repairs after it. A
+//! subnet manager that stores the journal and, after a restart or on a standby, settles the
+//! same requests again in a fresh session gets the same routings back (routing is
+//! deterministic), so an unchanged subnet keeps its tables and cables plugged back get the full
+//! routing's tables again.
+//!
 //! The files import downwards only: [`settings`] (the deadlock settings a subnet allows) and
 //! [`answers`] (path SLs, SL-to-VL rows and the multicast basis of a routing) below
 //! [`routed`] (the outcome and its report), below [`pipeline`] (the one dispatch of a full
@@ -73,6 +80,35 @@ pub struct Settled {
     pub decision: Decision,
 }
 
+/// One request that changed what a [`Session`] keeps, without its fabric (which the subnet
+/// stands for): settled again in order in a fresh session, the steps of
+/// [`Session::journal`] rebuild its routings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step<N, S> {
+    /// What the fabric was read from.
+    pub subnet: N,
+    /// The request's other settings.
+    pub settings: S,
+    /// The routing parameters.
+    pub routing: RoutingConfig,
+    /// The deadlock settings.
+    pub deadlock: DeadlockSettings,
+    /// Whether the request asked for a full routing.
+    pub reoptimise: bool,
+}
+
+impl<N: Clone, S: Clone> Step<N, S> {
+    fn of(request: &Request<N, S>) -> Self {
+        Self {
+            subnet: request.subnet.clone(),
+            settings: request.settings.clone(),
+            routing: request.routing.clone(),
+            deadlock: request.deadlock.clone(),
+            reoptimise: request.reoptimise,
+        }
+    }
+}
+
 /// A routing kept with what it was computed from.
 #[derive(Debug)]
 struct Kept<N, S> {
@@ -104,6 +140,9 @@ impl<N: PartialEq, S: PartialEq> Kept<N, S> {
 pub struct Session<N, S> {
     last: Option<Kept<N, S>>,
     full: Option<Kept<N, S>>,
+    /// The request of the last full routing, then every repair since, in order (empty when
+    /// nothing is kept).
+    journal: Vec<Step<N, S>>,
 }
 
 impl<N, S> Default for Session<N, S> {
@@ -111,6 +150,7 @@ impl<N, S> Default for Session<N, S> {
         Self {
             last: None,
             full: None,
+            journal: Vec::new(),
         }
     }
 }
@@ -125,6 +165,13 @@ impl<N: Clone + PartialEq, S: Clone + PartialEq> Session<N, S> {
     /// again when a request reused it), if any.
     pub fn last(&self) -> Option<&Arc<Routed>> {
         self.last.as_ref().map(|k| &k.routed)
+    }
+
+    /// The requests that rebuild what this session keeps, when settled in order in a fresh
+    /// session: the last full routing's, then the repairs since (see the module
+    /// documentation). Reuses are left out: they change nothing.
+    pub fn journal(&self) -> &[Step<N, S>] {
+        &self.journal
     }
 
     /// Decides and computes the routing of `request`: reuse, repair or full routing (see the
@@ -151,6 +198,7 @@ impl<N: Clone + PartialEq, S: Clone + PartialEq> Session<N, S> {
                 // The tables written are the full routing's again: it is the routing in force
                 // (multicast trees are built over it) and the base of the next repair.
                 self.last = Some(Self::keep(&request, &routed));
+                self.journal.truncate(1);
                 return Ok(Settled {
                     routed,
                     decision: Decision::Reused,
@@ -163,14 +211,20 @@ impl<N: Clone + PartialEq, S: Clone + PartialEq> Session<N, S> {
             self.repair_after_changes(&request)?
         };
         self.last = None;
+        let step = Step::of(&request);
         let (routed, decision) = match repaired {
-            Some(routed) => (Arc::new(routed), Decision::Repaired),
+            Some(routed) => {
+                self.journal.push(step);
+                (Arc::new(routed), Decision::Repaired)
+            }
             None => {
                 self.full = None;
+                self.journal.clear();
                 // The last use of the fabric: moved, not copied.
                 let fabric = std::mem::take(&mut request.fabric);
                 let routed = Arc::new(route(fabric, &request.routing, &request.deadlock)?);
                 self.full = Some(Self::keep(&request, &routed));
+                self.journal.push(step);
                 let decision = if request.reoptimise {
                     Decision::Reoptimised
                 } else {
@@ -231,5 +285,7 @@ impl<N: Clone + PartialEq, S: Clone + PartialEq> Session<N, S> {
     }
 }
 
+#[cfg(test)]
+mod journal_tests;
 #[cfg(test)]
 mod tests;

@@ -10,10 +10,10 @@ use crate::topology::{Link, LinkId, TopologySpec};
 
 /// The subnet key of the tests is the fabric's cables; the settings key a name standing for a
 /// configuration.
-type Session = super::Session<Vec<Link>, &'static str>;
-type TestRequest = Request<Vec<Link>, &'static str>;
+pub(super) type Session = super::Session<Vec<Link>, &'static str>;
+pub(super) type TestRequest = Request<Vec<Link>, &'static str>;
 
-fn slim_fly() -> Fabric {
+pub(super) fn slim_fly() -> Fabric {
     let mut fabric = "slimfly:q=5"
         .parse::<TopologySpec>()
         .unwrap()
@@ -23,14 +23,14 @@ fn slim_fly() -> Fabric {
     fabric
 }
 
-fn routing() -> RoutingConfig {
+pub(super) fn routing() -> RoutingConfig {
     RoutingConfig {
         layers: 4,
         ..RoutingConfig::default()
     }
 }
 
-fn port_pair() -> DeadlockSettings {
+pub(super) fn port_pair() -> DeadlockSettings {
     DeadlockSettings {
         mode: DeadlockMode::Auto,
         vls: 8,
@@ -38,7 +38,7 @@ fn port_pair() -> DeadlockSettings {
     }
 }
 
-fn request(fabric: &Fabric) -> TestRequest {
+pub(super) fn request(fabric: &Fabric) -> TestRequest {
     Request {
         fabric: fabric.clone(),
         subnet: fabric.links().to_vec(),
@@ -50,7 +50,7 @@ fn request(fabric: &Fabric) -> TestRequest {
 }
 
 /// The switch-to-switch cables of `fabric`, by link index.
-fn inter_switch(fabric: &Fabric) -> Vec<u32> {
+pub(super) fn inter_switch(fabric: &Fabric) -> Vec<u32> {
     (0..fabric.links().len() as u32)
         .filter(|&i| {
             let link = &fabric.links()[i as usize];
@@ -60,19 +60,19 @@ fn inter_switch(fabric: &Fabric) -> Vec<u32> {
 }
 
 /// `fabric` without the switch-to-switch cables at positions `lost` of [`inter_switch`].
-fn without(fabric: &Fabric, lost: &[usize]) -> Fabric {
+pub(super) fn without(fabric: &Fabric, lost: &[usize]) -> Fabric {
     let cables = inter_switch(fabric);
     let lost: Vec<u32> = lost.iter().map(|&i| cables[i]).collect();
     fabric.after_losses(|_| false, |l: LinkId| lost.contains(&l.0))
 }
 
 /// What a fresh full routing of `request` gives.
-fn fresh(request: &TestRequest) -> Routed {
+pub(super) fn fresh(request: &TestRequest) -> Routed {
     route(request.fabric.clone(), &request.routing, &request.deadlock).unwrap()
 }
 
 /// What a fresh repair of `previous` for `request` gives.
-fn fresh_repair(previous: &Routed, request: &TestRequest, gains: bool) -> Routed {
+pub(super) fn fresh_repair(previous: &Routed, request: &TestRequest, gains: bool) -> Routed {
     repair(
         previous,
         request.fabric.clone(),
