@@ -285,6 +285,9 @@ pub struct OpenSmOptions {
     pub env: Vec<(String, std::ffi::OsString)>,
     /// How long the subnet may take to come up.
     pub up_within: Duration,
+    /// The log line [`OpenSm::start`] waits for: [`SUBNET_UP`], or [`STANDBY`] for a daemon
+    /// that should find a master of higher priority and stand by.
+    pub ready: &'static str,
 }
 
 impl OpenSmOptions {
@@ -298,6 +301,7 @@ impl OpenSmOptions {
             extra_args: Vec::new(),
             env: Vec::new(),
             up_within: Duration::from_secs(120),
+            ready: SUBNET_UP,
         }
     }
 }
@@ -314,6 +318,9 @@ pub struct OpenSm {
 
 /// The log line OpenSM writes when the subnet is configured (`... 0x02 -> SUBNET UP`).
 pub const SUBNET_UP: &str = "-> SUBNET UP";
+
+/// The log line OpenSM writes when it stands by for a master of higher priority.
+pub const STANDBY: &str = "Entering STANDBY state";
 
 impl OpenSm {
     /// Starts OpenSM and waits until its log says `SUBNET UP` (in once mode, also until it has
@@ -368,15 +375,15 @@ impl OpenSm {
             log,
             dump_dir,
         };
-        sm.wait_subnet_up(options.once, options.up_within)?;
+        sm.wait_subnet_up(options.ready, options.once, options.up_within)?;
         Ok(sm)
     }
 
-    fn wait_subnet_up(&mut self, once: bool, within: Duration) -> Result<(), String> {
+    fn wait_subnet_up(&mut self, ready: &str, once: bool, within: Duration) -> Result<(), String> {
         let deadline = Instant::now() + within;
         loop {
             let log = fs::read_to_string(&self.log).unwrap_or_default();
-            let up = log.contains(SUBNET_UP);
+            let up = log.contains(ready);
             match self.child.try_wait() {
                 Ok(Some(_)) if up => return Ok(()),
                 Ok(Some(status)) => {
@@ -390,7 +397,7 @@ impl OpenSm {
             }
             if Instant::now() >= deadline {
                 return Err(format!(
-                    "opensm: subnet not up after {} s:\n{}",
+                    "opensm: no \"{ready}\" in its log after {} s:\n{}",
                     within.as_secs(),
                     tail(&log)
                 ));
