@@ -27,6 +27,7 @@ pub mod answers;
 pub mod pipeline;
 pub mod routed;
 pub mod settings;
+pub mod transition;
 
 use std::sync::Arc;
 
