@@ -21,10 +21,9 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = path.file_name().map_or_else(
-        || "metrics".into(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let name = path
+        .file_name()
+        .map_or_else(|| "metrics".into(), |n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let written = std::fs::File::create(&tmp)
         .and_then(|mut file| {

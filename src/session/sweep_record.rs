@@ -289,13 +289,23 @@ pub fn parse_sweep_log(text: &str) -> Result<Vec<SweepRecord>, SweepLogError> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str::<SweepRecord>(l).map_err(|e| SweepLogError {
-                line: i + 1,
-                message: format!(
-                    "not a sweep record ({e}); expected one JSON object per line with at least \
-                     \"time\" (seconds since the epoch) and \"outcome\" (one of {})",
-                    Outcome::ALL.map(Outcome::name).join(", ")
-                ),
+            serde_json::from_str::<SweepRecord>(l).map_err(|e| {
+                // serde_json says where in the text it read (always line 1 of one line): the
+                // column is what helps.
+                let full = e.to_string();
+                let what = full
+                    .rsplit_once(" at line ")
+                    .map_or(full.as_str(), |(w, _)| w);
+                SweepLogError {
+                    line: i + 1,
+                    message: format!(
+                        "not a sweep record ({what}, column {}); expected one JSON object per \
+                         line with at least \"time\" (seconds since the epoch) and \"outcome\" \
+                         (one of {})",
+                        e.column(),
+                        Outcome::ALL.map(Outcome::name).join(", ")
+                    ),
+                }
             })
         })
         .collect()
@@ -327,7 +337,10 @@ mod tests {
             },
         ));
         let text = format!("{}\n{}", failed.line(), failed.line());
-        assert_eq!(parse_sweep_log(&text).unwrap(), vec![failed.clone(), failed]);
+        assert_eq!(
+            parse_sweep_log(&text).unwrap(),
+            vec![failed.clone(), failed]
+        );
     }
 
     #[test]
@@ -346,14 +359,25 @@ mod tests {
         for (bad, what) in [
             ("not json", "expected"),
             ("{\"time\": 1.0}", "missing field `outcome`"),
-            ("{\"time\": 1.0, \"outcome\": \"exploded\"}", "unknown variant"),
+            (
+                "{\"time\": 1.0, \"outcome\": \"exploded\"}",
+                "unknown variant",
+            ),
         ] {
             let text = format!("{good}\n{bad}\n");
             let e = parse_sweep_log(&text).unwrap_err();
             assert_eq!(e.line, 3, "{bad}");
             assert!(e.message.contains(what), "{bad}: {e}");
-            assert!(e.to_string().starts_with("line 3: not a sweep record"), "{e}");
-            assert!(e.message.contains("\"outcome\" (one of unchanged, repaired"), "{e}");
+            assert!(
+                e.to_string().starts_with("line 3: not a sweep record"),
+                "{e}"
+            );
+            assert!(
+                e.message
+                    .contains("\"outcome\" (one of unchanged, repaired"),
+                "{e}"
+            );
+            assert!(!e.message.contains("at line 1"), "{e}");
         }
     }
 

@@ -33,10 +33,7 @@ fn samples(text: &str) -> BTreeMap<String, f64> {
             let (key, value) = line.rsplit_once(' ').unwrap();
             let name = key.split('{').next().unwrap();
             assert_eq!(described.get(name), Some(&(true, true)), "{line}");
-            assert!(
-                name.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
-            );
+            assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
             let value: f64 = value.parse().unwrap();
             assert!(value.is_finite(), "{line}");
             assert!(out.insert(key.to_string(), value).is_none(), "{line} twice");
@@ -91,11 +88,18 @@ fn before_any_pass_only_the_counters_are_written_at_zero() {
     let s = samples(&SweepMetrics::new().render());
     for o in Outcome::ALL {
         assert_eq!(
-            s[&format!("opensm_layered_routing_passes_total{{outcome=\"{}\"}}", o.name())],
+            s[&format!(
+                "opensm_layered_routing_passes_total{{outcome=\"{}\"}}",
+                o.name()
+            )],
             0.0
         );
     }
-    assert!(s.keys().all(|k| k.split('{').next().unwrap().ends_with("_total")), "{s:?}");
+    assert!(
+        s.keys()
+            .all(|k| k.split('{').next().unwrap().ends_with("_total")),
+        "{s:?}"
+    );
 }
 
 #[test]
@@ -170,11 +174,20 @@ fn a_failed_pass_keeps_the_routing_in_force_and_is_the_last_outcome() {
         s["opensm_layered_last_success_timestamp_seconds"],
         routed.time
     );
-    assert_eq!(s["opensm_layered_last_pass_outcome{outcome=\"failed\"}"], 1.0);
-    assert_eq!(s["opensm_layered_last_pass_outcome{outcome=\"routed\"}"], 0.0);
+    assert_eq!(
+        s["opensm_layered_last_pass_outcome{outcome=\"failed\"}"],
+        1.0
+    );
+    assert_eq!(
+        s["opensm_layered_last_pass_outcome{outcome=\"routed\"}"],
+        0.0
+    );
     assert_eq!(s["opensm_layered_last_pass_duration_seconds"], 0.005);
     assert_eq!(s["opensm_layered_deadlock_scheme{scheme=\"dfsssp\"}"], 1.0);
-    assert_eq!(s["opensm_layered_deadlock_scheme{scheme=\"port_pair\"}"], 0.0);
+    assert_eq!(
+        s["opensm_layered_deadlock_scheme{scheme=\"port_pair\"}"],
+        0.0
+    );
     assert_eq!(
         s["opensm_layered_deadlock_guarantee{guarantee=\"path_sl_only\"}"],
         1.0
@@ -216,7 +229,10 @@ fn the_cabling_check_is_the_last_one_recorded() {
     }));
     let unchecked = record(Outcome::Unchanged, 2.0);
     let s = samples(&SweepMetrics::of([&checked, &unchecked]).render());
-    assert_eq!(s["opensm_layered_cabling_cables{state=\"as_planned\"}"], 97.0);
+    assert_eq!(
+        s["opensm_layered_cabling_cables{state=\"as_planned\"}"],
+        97.0
+    );
     assert_eq!(
         s["opensm_layered_cabling_cables{state=\"not_as_planned\"}"],
         3.0
@@ -249,7 +265,12 @@ fn counters_and_gauges_agree_with_random_logs() {
                 let outcome = Outcome::ALL[rng.below(5) as usize];
                 if outcome == Outcome::Repaired {
                     let had_to = rng.below(50);
-                    repaired(time, 1 + rng.below(4) as usize, rng.below(had_to + 1), had_to)
+                    repaired(
+                        time,
+                        1 + rng.below(4) as usize,
+                        rng.below(had_to + 1),
+                        had_to,
+                    )
                 } else {
                     record(outcome, time)
                 }
@@ -258,7 +279,10 @@ fn counters_and_gauges_agree_with_random_logs() {
         let s = samples(&SweepMetrics::of(&log).render());
         let mut total = 0.0;
         for o in Outcome::ALL {
-            let n = s[&format!("opensm_layered_routing_passes_total{{outcome=\"{}\"}}", o.name())];
+            let n = s[&format!(
+                "opensm_layered_routing_passes_total{{outcome=\"{}\"}}",
+                o.name()
+            )];
             assert_eq!(n, log.iter().filter(|r| r.outcome == o).count() as f64);
             total += n;
         }
@@ -287,7 +311,12 @@ fn counters_and_gauges_agree_with_random_logs() {
 fn every_family_name_is_unique_and_counters_end_in_total() {
     for (i, f) in FAMILIES.iter().enumerate() {
         assert!(f.name.starts_with("opensm_layered_"), "{}", f.name);
-        assert_eq!(f.kind == Kind::Counter, f.name.ends_with("_total"), "{}", f.name);
+        assert_eq!(
+            f.kind == Kind::Counter,
+            f.name.ends_with("_total"),
+            "{}",
+            f.name
+        );
         assert!(FAMILIES[..i].iter().all(|g| g.name != f.name), "{}", f.name);
         assert!(!f.help.is_empty() && !f.help.contains('\n'), "{}", f.name);
     }
