@@ -278,3 +278,26 @@ fn metrics_dashboard_shows_every_metric_and_names_no_other() {
         assert_eq!(p["datasource"]["uid"], "${datasource}", "{p}");
     }
 }
+
+/// The README's table of metrics names every metric the formatter writes.
+#[test]
+fn metrics_readme_names_every_metric() {
+    let readme = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let named = metric_names(&std::fs::read_to_string(readme).unwrap());
+    for family in FAMILIES {
+        assert!(
+            named.contains(family.name),
+            "README.md does not name {}",
+            family.name
+        );
+    }
+    let known: BTreeSet<&str> = FAMILIES.iter().map(|f| f.name).collect();
+    let unknown: Vec<&String> = named
+        .iter()
+        .filter(|n| !known.contains(n.as_str()))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "README.md names metrics that do not exist: {unknown:?}"
+    );
+}
