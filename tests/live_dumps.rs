@@ -20,6 +20,7 @@ use ibfabric::collectives::{self, MlfmSpine};
 use ibfabric::io::{NodeNameMap, ibnetdiscover, lfts};
 use ibfabric::routing::LidTable;
 use ibfabric::topology::Construction;
+use ibfabric::topology::lsft::Lsft;
 use ibfabric::topology::mlfm::Mlfm;
 
 /// The MLFM schedule of the whole d = 3 machine (3 layers, LMC 2), as `a2a` options.
@@ -529,4 +530,79 @@ fn a2a_checks_the_latin_square_schedule_on_minhops_tables_of_the_lsft() {
         )),
         "{err}"
     );
+}
+
+/// The LSFT n = 3 routed by the plugin (layered, `qos TRUE`, LMC 2): `a2a lsft --check` on the
+/// dumps finds the servers by NodeDescription and by node-name-map alike, and gives the verdict
+/// the library's checker gives on the same tables.
+#[test]
+fn a2a_on_the_plugins_layered_tables_of_the_lsft_agrees_with_the_checker() {
+    let net = run(&["topo", "--format", "ibsim", "lsft", "--n", "3"], 0).0;
+    let sim = Ibsim::start(&net);
+    let map = sim.dir().join("generated.map");
+    let map_text = run(
+        &["topo", "--format", "node-name-map", "lsft", "--n", "3"],
+        0,
+    )
+    .0;
+    std::fs::write(&map, map_text).unwrap();
+    let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
+    wait_settled(&sm, 0);
+    assert!(sm.log().contains(LAYERED_USED), "{}", sm.log());
+    let dump = sim.dir().join("lsft.topo");
+    std::fs::write(&dump, sim.run("ibnetdiscover", &[])).unwrap();
+    let lfts = sim.dir().join("lsft-lfts.dump");
+    std::fs::copy(sm.lfts_dump_path(), &lfts).unwrap();
+
+    let generated = Lsft::new(3).unwrap().build();
+    let names = NodeNameMap::from_fabric(&generated);
+    let fabric = ibnetdiscover::parse(&std::fs::read_to_string(&dump).unwrap(), Some(&names))
+        .unwrap()
+        .fabric;
+    let tables = lfts::parse(&std::fs::read_to_string(&lfts).unwrap(), &fabric).unwrap();
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let schedule = collectives::lsft_full(3).unwrap();
+    let want = collectives::check(&fabric, &lids, &tables.tables, &schedule).unwrap();
+    eprintln!(
+        "layered plugin, LSFT n = 3 schedule: throughput ratio {}, busiest link {} flows",
+        want.throughput_ratio, want.max_link_flows
+    );
+    let status = if want.congestion_free { 0 } else { 1 };
+    let (dump, lfts, map) = (
+        dump.to_str().unwrap(),
+        lfts.to_str().unwrap(),
+        map.to_str().unwrap(),
+    );
+    let check = |extra: &[&str]| {
+        let base = [
+            "a2a", "lsft", "--n", "3", "--check", "--format", "json", "-v",
+        ];
+        let (out, err) = run(&[&base[..], extra].concat(), status);
+        (
+            serde_json::from_str::<serde_json::Value>(&out).unwrap(),
+            err,
+        )
+    };
+    let (by_description, err) = check(&["--fabric", dump, "--lfts", lfts]);
+    let servers = generated.hosts().count();
+    assert!(
+        err.contains(&format!(
+            "servers found: {servers} by NodeDescription's host part"
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        by_description["throughput_ratio"].as_f64(),
+        Some(want.throughput_ratio)
+    );
+    assert_eq!(
+        by_description["check"]["max_link_flows"].as_u64(),
+        Some(u64::from(want.max_link_flows))
+    );
+    let (by_map, err) = check(&["--fabric", dump, "--lfts", lfts, "--node-name-map", map]);
+    assert!(
+        err.contains(&format!("servers found: {servers} by node-name-map")),
+        "{err}"
+    );
+    assert_eq!(by_map["check"], by_description["check"]);
 }
