@@ -6,6 +6,9 @@
 //! does (`srv0-0-0`, `leaf0-0`): the commands must find them all the same — by the
 //! description's host part, by a node-name-map, by GUID — and say which rule they used.
 //!
+//! The plugin's tables are checked the same way: its MLFM layout (`algorithm: mlfm-a2a`) and its
+//! layered routing of the MLFM and of the LSFT n = 3, programmed by OpenSM in ibsim.
+//!
 //! The simulated part runs once ([`live`]); the tests read its files. `a2a_ibsim.rs` checks the
 //! same tables through the library with the generated names given by a map; these tests run
 //! the commands as a user does.
