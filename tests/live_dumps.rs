@@ -6,6 +6,9 @@
 //! does (`srv0-0-0`, `leaf0-0`): the commands must find them all the same — by the
 //! description's host part, by a node-name-map, by GUID — and say which rule they used.
 //!
+//! The plugin's tables are checked the same way: its MLFM layout (`algorithm: mlfm-a2a`) and its
+//! layered routing of the MLFM and of the LSFT n = 3, programmed by OpenSM in ibsim.
+//!
 //! The simulated part runs once ([`live`]); the tests read its files. `a2a_ibsim.rs` checks the
 //! same tables through the library with the generated names given by a map; these tests run
 //! the commands as a user does.
@@ -14,11 +17,13 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::command::{ibfabric, stderr};
+use crate::common::plugin::{LAYERED_USED, plugin_config, run_opensm_with_conf, wait_settled};
 use crate::common::{Ibsim, OpenSm, OpenSmOptions};
 use ibfabric::collectives::{self, MlfmSpine};
 use ibfabric::io::{NodeNameMap, ibnetdiscover, lfts};
 use ibfabric::routing::LidTable;
 use ibfabric::topology::Construction;
+use ibfabric::topology::lsft::Lsft;
 use ibfabric::topology::mlfm::Mlfm;
 
 /// The MLFM schedule of the whole d = 3 machine (3 layers, LMC 2), as `a2a` options.
@@ -184,6 +189,99 @@ fn a2a_finds_the_servers_by_node_name_map() {
     );
 }
 
+/// The library's check of [`SCHEDULE`] on the dump at `fabric` and the tables at `lfts`, the
+/// servers named by the generated node-name-map.
+fn library_check(fabric: &str, lfts: &str) -> collectives::CongestionReport {
+    let names = NodeNameMap::from_fabric(&Mlfm::new(3).unwrap().build());
+    let dump = std::fs::read_to_string(fabric).unwrap();
+    let dump = ibnetdiscover::parse(&dump, Some(&names)).unwrap().fabric;
+    let tables = lfts::parse(&std::fs::read_to_string(lfts).unwrap(), &dump).unwrap();
+    let lids = LidTable::from_fabric(&dump).unwrap();
+    let schedule = collectives::mlfm(3, 3, 4, 3, MlfmSpine::BySource).unwrap();
+    collectives::check(&dump, &lids, &tables.tables, &schedule).unwrap()
+}
+
+/// The MLFM d = 3 of [`live`] in a new ibsim, routed by the plugin with `options` (its YAML;
+/// `qos TRUE`, LMC 2): the `ibnetdiscover` dump and OpenSM's tables, as `<name>.topo` and
+/// `<name>-lfts.dump` in the live directory.
+fn routed_by_plugin(options: &str, name: &str) -> (String, String) {
+    let live = live();
+    let sim = Ibsim::start(&std::fs::read_to_string(live.path("fabric.net")).unwrap());
+    let config = plugin_config(&sim, "layered.yaml", options);
+    let sm = run_opensm_with_conf(&sim, "qos TRUE\n", Some(&config), false);
+    wait_settled(&sm, 0);
+    assert!(sm.log().contains(LAYERED_USED), "{}", sm.log());
+    let (topo, dump) = (
+        live.path(&format!("{name}.topo")),
+        live.path(&format!("{name}-lfts.dump")),
+    );
+    std::fs::write(&topo, sim.run("ibnetdiscover", &[])).unwrap();
+    std::fs::copy(sm.lfts_dump_path(), &dump).unwrap();
+    (topo, dump)
+}
+
+/// The plugin's MLFM layout (`algorithm: mlfm-a2a`) as OpenSM programmed it: the schedule is
+/// congestion-free on the dumps (throughput ratio 1.0, as on the core's layout), whether the
+/// servers are found by their NodeDescriptions or by a node-name-map.
+#[test]
+fn a2a_checks_the_schedule_on_the_plugins_mlfm_layout_by_description_and_by_map() {
+    let (fabric, lfts) = routed_by_plugin("algorithm: mlfm-a2a\n", "plugin-mlfm-a2a");
+    let (core, _) = a2a_check(&[], 0);
+    assert_eq!(core["throughput_ratio"], 1.0, "{core}");
+    let (by_description, err) = a2a_check(&["--fabric", &fabric, "--lfts", &lfts], 0);
+    assert_eq!(
+        by_description["check"]["congestion_free"], true,
+        "{by_description}"
+    );
+    assert_eq!(by_description["throughput_ratio"], core["throughput_ratio"]);
+    let (servers, switches) = sizes();
+    assert!(
+        err.contains(&format!(
+            "servers found: {servers} by NodeDescription's host part"
+        )),
+        "{err}"
+    );
+    let map = live().path("generated.map");
+    let by_map = [
+        "--fabric",
+        &fabric,
+        "--lfts",
+        &lfts,
+        "--node-name-map",
+        &map,
+    ];
+    let (by_map, err) = a2a_check(&by_map, 0);
+    assert_eq!(by_map["check"], by_description["check"]);
+    assert!(
+        err.contains(&format!(
+            "the {switches} switches of mlfm-d3 found: {switches} by node-name-map"
+        )),
+        "{err}"
+    );
+}
+
+/// The plugin's layered routing (the default algorithm) as OpenSM programmed it: `a2a --check`
+/// on the dumps gives the verdict the library's checker gives on the same tables.
+#[test]
+fn a2a_on_the_plugins_layered_tables_agrees_with_the_checker_on_the_same_dumps() {
+    let (fabric, lfts) = routed_by_plugin("algorithm: layered\n", "plugin-layered");
+    let want = library_check(&fabric, &lfts);
+    eprintln!(
+        "layered plugin, MLFM d = 3 schedule: throughput ratio {}, busiest link {} flows",
+        want.throughput_ratio, want.max_link_flows
+    );
+    let status = if want.congestion_free { 0 } else { 1 };
+    let (report, _) = a2a_check(&["--fabric", &fabric, "--lfts", &lfts], status);
+    assert_eq!(
+        report["throughput_ratio"].as_f64(),
+        Some(want.throughput_ratio)
+    );
+    assert_eq!(
+        report["check"]["max_link_flows"].as_u64(),
+        Some(u64::from(want.max_link_flows))
+    );
+}
+
 #[test]
 fn a2a_on_minhops_tables_agrees_with_the_checker_on_the_same_dumps() {
     let live = live();
@@ -191,13 +289,7 @@ fn a2a_on_minhops_tables_agrees_with_the_checker_on_the_same_dumps() {
     // Minhop does not realise the source-chosen spines: congested, exit status 1.
     let (report, _) = a2a_check(&["--fabric", &fabric, "--lfts", &lfts], 1);
     // The library's checker on the same files, the servers named by the generated map.
-    let names = NodeNameMap::from_fabric(&Mlfm::new(3).unwrap().build());
-    let dump = std::fs::read_to_string(&fabric).unwrap();
-    let dump = ibnetdiscover::parse(&dump, Some(&names)).unwrap().fabric;
-    let tables = lfts::parse(&std::fs::read_to_string(&lfts).unwrap(), &dump).unwrap();
-    let lids = LidTable::from_fabric(&dump).unwrap();
-    let schedule = collectives::mlfm(3, 3, 4, 3, MlfmSpine::BySource).unwrap();
-    let want = collectives::check(&dump, &lids, &tables.tables, &schedule).unwrap();
+    let want = library_check(&fabric, &lfts);
     assert!(want.throughput_ratio < 1.0);
     assert_eq!(
         report["throughput_ratio"].as_f64(),
@@ -441,4 +533,79 @@ fn a2a_checks_the_latin_square_schedule_on_minhops_tables_of_the_lsft() {
         )),
         "{err}"
     );
+}
+
+/// The LSFT n = 3 routed by the plugin (layered, `qos TRUE`, LMC 2): `a2a lsft --check` on the
+/// dumps finds the servers by NodeDescription and by node-name-map alike, and gives the verdict
+/// the library's checker gives on the same tables.
+#[test]
+fn a2a_on_the_plugins_layered_tables_of_the_lsft_agrees_with_the_checker() {
+    let net = run(&["topo", "--format", "ibsim", "lsft", "--n", "3"], 0).0;
+    let sim = Ibsim::start(&net);
+    let map = sim.dir().join("generated.map");
+    let map_text = run(
+        &["topo", "--format", "node-name-map", "lsft", "--n", "3"],
+        0,
+    )
+    .0;
+    std::fs::write(&map, map_text).unwrap();
+    let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
+    wait_settled(&sm, 0);
+    assert!(sm.log().contains(LAYERED_USED), "{}", sm.log());
+    let dump = sim.dir().join("lsft.topo");
+    std::fs::write(&dump, sim.run("ibnetdiscover", &[])).unwrap();
+    let lfts = sim.dir().join("lsft-lfts.dump");
+    std::fs::copy(sm.lfts_dump_path(), &lfts).unwrap();
+
+    let generated = Lsft::new(3).unwrap().build();
+    let names = NodeNameMap::from_fabric(&generated);
+    let fabric = ibnetdiscover::parse(&std::fs::read_to_string(&dump).unwrap(), Some(&names))
+        .unwrap()
+        .fabric;
+    let tables = lfts::parse(&std::fs::read_to_string(&lfts).unwrap(), &fabric).unwrap();
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let schedule = collectives::lsft_full(3).unwrap();
+    let want = collectives::check(&fabric, &lids, &tables.tables, &schedule).unwrap();
+    eprintln!(
+        "layered plugin, LSFT n = 3 schedule: throughput ratio {}, busiest link {} flows",
+        want.throughput_ratio, want.max_link_flows
+    );
+    let status = if want.congestion_free { 0 } else { 1 };
+    let (dump, lfts, map) = (
+        dump.to_str().unwrap(),
+        lfts.to_str().unwrap(),
+        map.to_str().unwrap(),
+    );
+    let check = |extra: &[&str]| {
+        let base = [
+            "a2a", "lsft", "--n", "3", "--check", "--format", "json", "-v",
+        ];
+        let (out, err) = run(&[&base[..], extra].concat(), status);
+        (
+            serde_json::from_str::<serde_json::Value>(&out).unwrap(),
+            err,
+        )
+    };
+    let (by_description, err) = check(&["--fabric", dump, "--lfts", lfts]);
+    let servers = generated.hosts().count();
+    assert!(
+        err.contains(&format!(
+            "servers found: {servers} by NodeDescription's host part"
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        by_description["throughput_ratio"].as_f64(),
+        Some(want.throughput_ratio)
+    );
+    assert_eq!(
+        by_description["check"]["max_link_flows"].as_u64(),
+        Some(u64::from(want.max_link_flows))
+    );
+    let (by_map, err) = check(&["--fabric", dump, "--lfts", lfts, "--node-name-map", map]);
+    assert!(
+        err.contains(&format!("servers found: {servers} by node-name-map")),
+        "{err}"
+    );
+    assert_eq!(by_map["check"], by_description["check"]);
 }

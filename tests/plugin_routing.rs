@@ -16,6 +16,7 @@ use ibfabric::Fabric;
 use ibfabric::analysis::{self, Options};
 use ibfabric::io::{ibnetdiscover, ibsim, lfts};
 use ibfabric::routing::{Algorithm, LidTable, PathLengths, RoutingConfig, route_fabric};
+use ibfabric::session::sweep_record::{Outcome, SweepRecord, parse_sweep_log};
 use ibfabric::topology::TopologySpec;
 
 /// The plugin's success line (its own log, not OpenSM's).
@@ -202,8 +203,9 @@ fn bad_plugin_config_falls_back_to_minhop() {
 
 /// Faults injected where the plugin can fail inside the daemon — a panic while routing, a
 /// panic halfway through writing the switches' tables, an error before writing, and a routing
-/// that needs more VLs than exist with `on_vl_shortage: fail` — each logged with its cause;
-/// OpenSM stays up and routes with minhop, whose tables are complete.
+/// that needs more VLs than exist with `on_vl_shortage: fail` — each logged with its cause and
+/// recorded as a failed pass in the sweep log and the metrics file (panics included); OpenSM
+/// stays up and routes with minhop, whose tables are complete.
 #[test]
 fn faults_in_the_plugin_fall_back_to_minhop_and_opensm_stays_up() {
     for (config, expected) in [
@@ -225,7 +227,14 @@ fn faults_in_the_plugin_fall_back_to_minhop_and_opensm_stays_up() {
         ),
     ] {
         let sim = slim_fly_q5();
-        let path = plugin_config(&sim, "fault.yaml", config);
+        let sweeps = sim.dir().join("sweeps.jsonl");
+        let metrics = sim.dir().join("layered.prom");
+        let config = format!(
+            "{config}sweep_log: {}\nmetrics_file: {}\n",
+            sweeps.display(),
+            metrics.display()
+        );
+        let path = plugin_config(&sim, "fault.yaml", &config);
         // As a daemon (with QoS, for the VL case): after the fault it must keep running.
         let mut sm = run_opensm_with_conf(&sim, "qos TRUE\n", Some(&path), false);
         std::thread::sleep(std::time::Duration::from_secs(2));
@@ -244,5 +253,29 @@ fn faults_in_the_plugin_fall_back_to_minhop_and_opensm_stays_up() {
             );
         }
         assert_fell_back_to_minhop(&sim, &sm);
+        let records = parse_sweep_log(&std::fs::read_to_string(&sweeps).unwrap()).unwrap();
+        let failed: Vec<&SweepRecord> = records
+            .iter()
+            .filter(|r| r.outcome == Outcome::Failed)
+            .collect();
+        assert!(!failed.is_empty(), "{records:?}");
+        if let Some(fault) = config
+            .strip_prefix("debug_fault: ")
+            .map(|c| c.lines().next())
+        {
+            let error = failed[0].error.as_deref().unwrap_or_default();
+            let panics = fault.is_some_and(|f| f.ends_with("_panic"));
+            assert_eq!(
+                error.starts_with("internal error (panic: "),
+                panics,
+                "{error}"
+            );
+        }
+        let text = std::fs::read_to_string(&metrics).unwrap();
+        let line = format!(
+            "opensm_layered_routing_passes_total{{outcome=\"failed\"}} {}\n",
+            failed.len()
+        );
+        assert!(text.contains(&line), "no `{line}` in\n{text}");
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use ibfabric::Fabric;
 use ibfabric::plan::{self, Plan};
+use ibfabric::session::sweep_record::CablingCheck;
 use ibfabric::verify::belonging::{self, DEFAULT_MIN_IDENTIFIED_PERCENT};
 use ibfabric::verify::report::Report;
 use ibfabric::verify::{self, Observation};
@@ -56,11 +57,22 @@ pub fn read_plan(path: &str) -> Result<Plan, String> {
     plan::text::from_text(&text, &name, extension.as_deref()).map_err(|e| format!("{path}: {e}"))
 }
 
-/// The log lines for `fabric` against `plan`: one summary line, then one line per action a
-/// technician would take (at most [`MAX_ACTIONS_LOGGED`]). The bool says whether the fabric
-/// is exactly as planned. A plan of another fabric (too few devices identified, see
-/// `ibfabric::verify::belonging`) gives one line saying so instead of an action list.
-pub fn differences(plan_path: &str, plan: &Plan, fabric: &Fabric) -> (bool, Vec<String>) {
+/// What a sweep's cabling check found.
+#[derive(Debug)]
+pub struct Differences {
+    /// Whether the fabric is exactly as planned.
+    pub clean: bool,
+    /// The log lines: one summary line, then one line per action a technician would take (at
+    /// most [`MAX_ACTIONS_LOGGED`]).
+    pub lines: Vec<String>,
+    /// The plan's cables and those as planned; `None` when the plan was not checked.
+    pub check: Option<CablingCheck>,
+}
+
+/// How `fabric` differs from `plan`. A plan of another fabric (too few devices identified,
+/// see `ibfabric::verify::belonging`) gives one line saying so instead of an action list, and
+/// no counts.
+pub fn differences(plan_path: &str, plan: &Plan, fabric: &Fabric) -> Differences {
     let observation = Observation {
         fabric,
         link_info: None,
@@ -70,10 +82,11 @@ pub fn differences(plan_path: &str, plan: &Plan, fabric: &Fabric) -> (bool, Vec<
     if let Err(reason) =
         belonging::check_identified(plan, fabric, &verification, DEFAULT_MIN_IDENTIFIED_PERCENT)
     {
-        return (
-            false,
-            vec![format!("cabling plan {plan_path} not checked: {reason}")],
-        );
+        return Differences {
+            clean: false,
+            lines: vec![format!("cabling plan {plan_path} not checked: {reason}")],
+            check: None,
+        };
     }
     let c = verification.counts();
     let clean = verification.is_clean();
@@ -103,7 +116,14 @@ pub fn differences(plan_path: &str, plan: &Plan, fabric: &Fabric) -> (bool, Vec<
             verification.actions.len() - MAX_ACTIONS_LOGGED
         ));
     }
-    (clean, lines)
+    Differences {
+        clean,
+        lines,
+        check: Some(CablingCheck {
+            planned: verification.findings.len(),
+            as_planned: c.ok,
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -147,8 +167,13 @@ mod tests {
                 .unwrap()
                 .to_fabric()
                 .unwrap();
-            let (clean, lines) = differences("plan.yaml", &plan, &fabric);
+            let Differences {
+                clean,
+                lines,
+                check,
+            } = differences("plan.yaml", &plan, &fabric);
             assert!(!clean, "{other}");
+            assert_eq!(check, None, "{other}");
             assert_eq!(lines.len(), 1, "{other}: {lines:?}");
             assert!(
                 lines[0].starts_with("cabling plan plan.yaml not checked: the plan and the fabric do not belong together: 0 of "),
@@ -162,8 +187,20 @@ mod tests {
         let spec: TopologySpec = "slimfly:q=5".parse().unwrap();
         let plan = plan_for(&spec, &PlanOptions::default()).unwrap();
         let fabric = plan.to_fabric().unwrap();
-        let (clean, lines) = differences("plan.yaml", &plan, &fabric);
+        let Differences {
+            clean,
+            lines,
+            check,
+        } = differences("plan.yaml", &plan, &fabric);
         assert!(clean, "{lines:?}");
+        let planned = plan.cables.len();
+        assert_eq!(
+            check,
+            Some(CablingCheck {
+                planned,
+                as_planned: planned
+            })
+        );
         assert_eq!(lines.len(), 1);
         assert!(
             lines[0].contains("cables as planned; 0 degraded, 0 miswired"),
@@ -175,8 +212,15 @@ mod tests {
         let switch_ends: Vec<_> = plan.switch_cables().take(2).map(|c| c.a).collect();
         wiring.swap_ends(switch_ends[0], switch_ends[1]);
         let miswired = wiring.to_fabric(&plan, 0).unwrap();
-        let (clean, lines) = differences("plan.yaml", &plan, &miswired);
+        let Differences {
+            clean,
+            lines,
+            check,
+        } = differences("plan.yaml", &plan, &miswired);
         assert!(!clean);
+        let check = check.expect("checked");
+        assert_eq!(check.planned, plan.cables.len());
+        assert_eq!(check.as_planned, check.planned - 2, "two cables miswired");
         assert!(lines[0].contains("2 miswired"), "{lines:?}");
         assert!(lines.len() > 1, "an action is logged: {lines:?}");
     }

@@ -10,7 +10,7 @@ use ibfabric::session::{QosAnswers, Routed, prefix_balance_line};
 use opensm_sys::{OSM_NO_PATH, osm_switch_clear_hops, osm_switch_set_hops, osm_switch_t};
 
 use crate::config::Fault;
-use crate::sweep_log::Outcome;
+use crate::sweep_log::{CablingCheck, Outcome};
 
 /// A switch object of OpenSM's subnet, as read in `build_lid_matrices`.
 #[derive(Clone, Copy)]
@@ -30,6 +30,8 @@ pub(crate) struct Pending {
     pub(crate) reused: bool,
     /// What the pass did, for the sweep log.
     pub(crate) outcome: Outcome,
+    /// The cabling plan's check of this pass, for the sweep log.
+    pub(crate) cabling: Option<CablingCheck>,
     /// OpenSM's dump directory, when the path SLs are to be written there.
     pub(crate) path_sl_dump: Option<PathBuf>,
     /// A fault to inject while writing (testing aid).

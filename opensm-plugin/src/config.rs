@@ -16,6 +16,7 @@
 //! path_sl_dump: false  # write layered-path-sl.dump (every pair's SL) next to OpenSM's dumps
 //! sweep_log: /var/log/opensm-layered.jsonl  # one JSON line per routing pass (default: none)
 //! reoptimise_file: /var/cache/opensm/layered.reoptimise  # exists: route in full once (default: none)
+//! metrics_file: /var/lib/prometheus/node-exporter/opensm-layered.prom  # Prometheus metrics (default: none)
 //! ```
 //!
 //! The value names and the defaults are those of `ibfabric route` (`ibfabric::options`), except
@@ -91,6 +92,10 @@ pub struct Config {
     /// A file whose existence asks for one full re-optimisation: the next routing pass routes
     /// the subnet in full (no repair, no reuse) and removes it.
     pub reoptimise_file: Option<String>,
+    /// A file rewritten after every routing pass with the sweep log's counters and the routing
+    /// in force as Prometheus metrics (`metrics_file`), for node_exporter's textfile
+    /// collector.
+    pub metrics_file: Option<String>,
     /// Testing aid (feature `debug-fault`): a fault injected into a routing callback, to
     /// exercise the fallback.
     #[cfg(feature = "debug-fault")]
@@ -117,6 +122,7 @@ impl Default for Config {
             path_sl_dump: false,
             sweep_log: None,
             reoptimise_file: None,
+            metrics_file: None,
             #[cfg(feature = "debug-fault")]
             debug_fault: None,
         }
@@ -241,7 +247,7 @@ impl Config {
             "layers: {layers}, seed: {}, algorithm: {algorithm}, min_extra_hops: {}, \
              max_hops: {}, keep_percent: {}, deadlock: {deadlock}, vls: {vls}, \
              on_vl_shortage: {shortage}, cabling_plan: {}, path_sl_dump: {}, sweep_log: {}, \
-             reoptimise_file: {}",
+             reoptimise_file: {}, metrics_file: {}",
             self.seed,
             self.min_extra_hops,
             self.max_hops,
@@ -250,6 +256,7 @@ impl Config {
             self.path_sl_dump,
             self.sweep_log.as_deref().unwrap_or("none"),
             self.reoptimise_file.as_deref().unwrap_or("none"),
+            self.metrics_file.as_deref().unwrap_or("none"),
         );
         match self.fault() {
             Some(fault) => line + &format!(", debug_fault: {}", fault.name()),
@@ -394,6 +401,7 @@ mod tests {
             "path_sl_dump",
             "sweep_log",
             "reoptimise_file",
+            "metrics_file",
         ] {
             assert!(summary.contains(&format!("{key}: ")), "{key}: {summary}");
         }
@@ -416,7 +424,7 @@ mod tests {
             .collect();
         let config = Config::parse("layered.yaml", &uncommented)
             .unwrap_or_else(|e| panic!("{e}:\n{uncommented}"));
-        assert_eq!(uncommented.lines().count(), 13, "{uncommented}");
+        assert_eq!(uncommented.lines().count(), 14, "{uncommented}");
         assert_eq!(config.paths(), Config::default().paths());
         assert_eq!(config.deadlock, Config::default().deadlock);
         assert_eq!(config.on_vl_shortage, Config::default().on_vl_shortage);

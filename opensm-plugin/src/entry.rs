@@ -18,13 +18,13 @@ use opensm_sys::{
 
 use crate::commit::{clear, log_written, write, write_path_sl_dump};
 use crate::config::Config;
-use crate::guard::{guard, record_panic_locations};
+use crate::guard::{guard, panic_message, record_panic_locations};
 use crate::multicast::{Groups, MemberRecord, Programmed};
 use crate::plugin::{Daemon, Plugin, unpoisoned};
 use crate::qos::packed;
 use crate::subnet::build_fabric;
 use crate::sweep::compute;
-use crate::sweep_log::SweepRecord;
+use crate::sweep_log::{SweepRecord, now};
 use crate::{logger, mft, snapshot};
 
 /// The routing engine name for `routing_engine` in opensm.conf.
@@ -173,6 +173,13 @@ extern "C" fn setup(re: *mut osm_routing_engine_t, _osm: *mut osm_opensm_t) -> c
     })
 }
 
+/// The sweep log's record of a routing pass that panicked (OpenSM falls back to its next
+/// engine, as for an error).
+fn panicked(payload: &(dyn std::any::Any + Send), started: Instant) -> SweepRecord {
+    let message = format!("internal error (panic: {})", panic_message(payload));
+    SweepRecord::failed(&message, started.elapsed(), now())
+}
+
 /// Snapshots the subnet and computes the routing (nothing is written yet).
 unsafe extern "C" fn build_lid_matrices(context: *mut c_void) -> c_int {
     guard("build_lid_matrices", NEXT_ENGINE, || {
@@ -182,15 +189,20 @@ unsafe extern "C" fn build_lid_matrices(context: *mut c_void) -> c_int {
         let mut pending = unpoisoned(plugin.pending.lock());
         *pending = None;
         let started = Instant::now();
-        match compute(plugin) {
-            Ok(computed) => {
+        match catch_unwind(AssertUnwindSafe(|| compute(plugin))) {
+            Ok(Ok(computed)) => {
                 *pending = Some(computed);
                 0
             }
-            Err(message) => {
+            Ok(Err(message)) => {
                 log::error!("{message}; falling back to the next routing engine");
-                plugin.log_sweep(&SweepRecord::failed(&message, started.elapsed()));
+                plugin.log_sweep(&SweepRecord::failed(&message, started.elapsed(), now()));
                 NEXT_ENGINE
+            }
+            Err(payload) => {
+                // Recorded as a failed pass; the guard logs it and falls back.
+                plugin.log_sweep(&panicked(payload.as_ref(), started));
+                std::panic::resume_unwind(payload)
             }
         }
     })
@@ -221,11 +233,10 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
                 if let (Some(dir), Some(answers)) = (&pending.path_sl_dump, &r.qos) {
                     write_path_sl_dump(dir, answers);
                 }
-                plugin.log_sweep(&SweepRecord::written(
-                    r,
-                    pending.outcome,
-                    pending.started.elapsed(),
-                ));
+                plugin.log_sweep(
+                    &SweepRecord::written(r, pending.outcome, pending.started.elapsed(), now())
+                        .with_cabling(pending.cabling),
+                );
                 0
             }
             Ok(Err(message)) => {
@@ -233,7 +244,11 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
                 // SAFETY: as above.
                 unsafe { clear(&pending.switches) };
                 log::error!("{message}; tables cleared, falling back to the next routing engine");
-                plugin.log_sweep(&SweepRecord::failed(&message, pending.started.elapsed()));
+                plugin.log_sweep(&SweepRecord::failed(
+                    &message,
+                    pending.started.elapsed(),
+                    now(),
+                ));
                 NEXT_ENGINE
             }
             Err(payload) => {
@@ -242,6 +257,7 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
                     // SAFETY: as above.
                     unsafe { clear(&pending.switches) };
                 }
+                plugin.log_sweep(&panicked(payload.as_ref(), pending.started));
                 std::panic::resume_unwind(payload)
             }
         }

@@ -47,7 +47,7 @@ pub(crate) fn guard<R>(what: &'static str, fallback: R, f: impl FnOnce() -> R) -
 }
 
 /// The message of a panic's payload (`panic!` with a literal or with arguments).
-fn panic_message(payload: &(dyn Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_string())

@@ -21,6 +21,7 @@
 pub mod cabling;
 pub mod config;
 mod guard;
+pub mod metrics;
 pub mod multicast;
 pub mod qos;
 pub mod saved_session;

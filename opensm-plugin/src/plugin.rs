@@ -11,6 +11,7 @@ use opensm_sys::osm_opensm_t;
 use crate::cabling;
 use crate::commit::Pending;
 use crate::config::{Config, Source};
+use crate::metrics::MetricsFile;
 use crate::multicast::{Groups, MemberRecord, Programmed};
 use crate::subnet::NodeRecord;
 use crate::sweep_log::{self, SweepRecord};
@@ -32,8 +33,8 @@ unsafe impl Sync for Daemon {}
 pub(crate) type Routings = Session<Vec<NodeRecord>, (Config, u8)>;
 
 /// State of one loaded plugin. Lock order: `pending` is held through `build_lid_matrices`
-/// and taken first; under it `reported`, `sweep_log`, `plan` and `session` are taken one at a
-/// time. Elsewhere every lock is taken alone (`tree_of_routing` releases `session` before it
+/// and taken first; under it `reported`, `sweep_log`, `metrics`, `plan` and `session` are
+/// taken one at a time. Elsewhere every lock is taken alone (`tree_of_routing` releases `session` before it
 /// takes `multicast`), so no two threads can wait on each other.
 pub(crate) struct Plugin {
     pub(crate) osm: Daemon,
@@ -53,6 +54,9 @@ pub(crate) struct Plugin {
     reported: Mutex<Option<(Option<String>, String)>>,
     /// The configured `sweep_log`, as of the last routing pass that read the configuration.
     pub(crate) sweep_log: Mutex<Option<std::path::PathBuf>>,
+    /// The metrics of every pass since the plugin was loaded, and the configured
+    /// `metrics_file` they are written to.
+    pub(crate) metrics: Mutex<MetricsFile>,
     /// The multicast trees built over the routing in force (a new routing starts afresh).
     multicast: Mutex<Option<(Arc<Routed>, Groups)>>,
 }
@@ -81,6 +85,7 @@ impl Plugin {
             plan: Mutex::new(cabling::PlanCache::default()),
             reported: Mutex::new(None),
             sweep_log: Mutex::new(None),
+            metrics: Mutex::new(MetricsFile::default()),
             multicast: Mutex::new(None),
         }
     }
@@ -91,11 +96,15 @@ impl Plugin {
         *unpoisoned(self.answers.write()) = answers;
     }
 
-    /// Appends `record` to the sweep log, if one is configured.
+    /// Records a routing pass: appends `record` to the sweep log and rewrites the metrics
+    /// file, each if configured.
     pub(crate) fn log_sweep(&self, record: &SweepRecord) {
         if let Some(path) = &*unpoisoned(self.sweep_log.lock()) {
             sweep_log::append(path, record);
         }
+        let mut metrics = unpoisoned(self.metrics.lock());
+        metrics.metrics.observe(record);
+        metrics.write();
     }
 
     /// Logs the configuration in force, on one line, after a warning if its file could not be

@@ -16,7 +16,7 @@ use crate::config::{Config, Fault};
 use crate::plugin::{Plugin, Routings, unpoisoned};
 use crate::saved_session::{self, SavedSession, SavedStep};
 use crate::subnet::{self, NodeRecord, build_fabric, canonical_records};
-use crate::sweep_log::{self, Outcome};
+use crate::sweep_log::{self, CablingCheck, Outcome};
 use crate::{cabling, snapshot};
 
 /// What the routing reads of OpenSM's options.
@@ -63,6 +63,7 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
         Config::load(opensm.plugin_options.as_deref()).map_err(|e| format!("config: {e}"))?;
     plugin.report_config(&config, &source);
     *unpoisoned(plugin.sweep_log.lock()) = config.sweep_log.as_ref().map(PathBuf::from);
+    unpoisoned(plugin.metrics.lock()).path = config.metrics_file.as_ref().map(PathBuf::from);
     let reoptimise = config
         .reoptimise_file
         .as_deref()
@@ -75,9 +76,10 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
     let snapshot =
         unsafe { snapshot::take(plugin.osm.0) }.map_err(|e| format!("subnet snapshot: {e}"))?;
     let (fabric, order) = build_fabric("opensm", &snapshot.records).map_err(|e| e.to_string())?;
-    if let Some(path) = &config.cabling_plan {
-        check_cabling(plugin, path, &fabric);
-    }
+    let cabling = config
+        .cabling_plan
+        .as_ref()
+        .and_then(|path| check_cabling(plugin, path, &fabric));
     let fault = config.fault();
     let path_sl_dump = config
         .path_sl_dump
@@ -127,6 +129,7 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
         started,
         reused: settled.decision == Decision::Reused,
         outcome,
+        cabling,
         path_sl_dump,
         fault,
     })
@@ -249,20 +252,25 @@ fn save(session: &Routings, settings: String) {
     }
 }
 
-/// Logs how the subnet differs from the cabling plan at `path` (info lines when it matches).
-fn check_cabling(plugin: &Plugin, path: &str, fabric: &ibfabric::Fabric) {
+/// Logs how the subnet differs from the cabling plan at `path` (info lines when it matches);
+/// the plan's cables and those as planned, for the sweep log, when the plan was checked.
+fn check_cabling(plugin: &Plugin, path: &str, fabric: &ibfabric::Fabric) -> Option<CablingCheck> {
     let plan = unpoisoned(plugin.plan.lock()).get(path);
     match plan {
         Ok(plan) => {
-            let (clean, lines) = cabling::differences(path, &plan, fabric);
-            for line in lines {
-                if clean {
+            let differences = cabling::differences(path, &plan, fabric);
+            for line in differences.lines {
+                if differences.clean {
                     log::info!("{line}");
                 } else {
                     log::warn!("{line}");
                 }
             }
+            differences.check
         }
-        Err(e) => log::warn!("cabling plan not checked: {e}"),
+        Err(e) => {
+            log::warn!("cabling plan not checked: {e}");
+            None
+        }
     }
 }

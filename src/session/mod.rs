@@ -20,13 +20,17 @@
 //! The files import downwards only: [`settings`] (the deadlock settings a subnet allows) and
 //! [`answers`] (path SLs, SL-to-VL rows and the multicast basis of a routing) below
 //! [`routed`] (the outcome and its report), below [`pipeline`] (the one dispatch of a full
-//! routing and the repair), below this file (the decisions). The OpenSM plugin calls
+//! routing and the repair), below this file (the decisions). [`sweep_record`] (one pass as a
+//! line of the sweep log) builds on [`routed`], and [`metrics`] (the sweep log as Prometheus
+//! metrics) on it. The OpenSM plugin calls
 //! [`Session::settle`] from its routing callback; `ibfabric route` calls [`pipeline::layout`].
 
 pub mod answers;
+pub mod metrics;
 pub mod pipeline;
 pub mod routed;
 pub mod settings;
+pub mod sweep_record;
 pub mod transition;
 
 use std::sync::Arc;
@@ -35,6 +39,7 @@ pub use answers::{McastBasis, QosAnswers};
 pub use pipeline::{Layout, layout, repair, route};
 pub use routed::{Entry, Repair, RepairBase, RouteError, Routed, prefix_balance_line};
 pub use settings::{DeadlockSettings, Wanted, data_vls};
+pub use sweep_record::{Outcome, SweepRecord};
 
 use crate::Fabric;
 use crate::routing::RoutingConfig;

@@ -65,6 +65,7 @@ pub fn route(
                 qos: None,
                 deadlock_summary: "deadlock avoidance off: every path on SL 0".to_string(),
                 guarantee: None,
+                scheme: None,
                 base: None,
                 repair: None,
                 multicast: Arc::new(McastBasis {
@@ -233,6 +234,7 @@ fn finish(
         qos: Some(Arc::new(qos)),
         deadlock_summary: done.outcome.to_string(),
         guarantee: Some(done.outcome.guarantee()),
+        scheme: Some(done.outcome.clone()),
         base,
         repair,
         multicast,

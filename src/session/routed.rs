@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::Fabric;
 use crate::analysis::prefix::{PrefixBalance, layer_loads, prefix_balance, prefixes};
 use crate::collectives::{DetectedMlfm, NotMlfm};
-use crate::deadlock::{DeadlockError, DeadlockFree, Guarantee};
+use crate::deadlock::{DeadlockError, DeadlockFree, Guarantee, SchemeOutcome};
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layers::Layers;
 use crate::routing::repair::{RepairReport, target_paths};
@@ -76,6 +76,9 @@ pub struct Routed {
     pub deadlock_summary: String,
     /// Which senders the routing is deadlock-free for (`None` without a scheme).
     pub guarantee: Option<Guarantee>,
+    /// The scheme that made the routing deadlock-free and what it found (`None` without one):
+    /// the sweep log and the metrics name the scheme in force.
+    pub scheme: Option<SchemeOutcome>,
     /// What a later sweep can repair from (lanes by port pair only).
     pub base: Option<Arc<RepairBase>>,
     /// What the repair changed, when this routing is a repair.

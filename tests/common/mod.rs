@@ -9,6 +9,7 @@ pub mod fabrics;
 pub mod install_files;
 pub mod mcast;
 pub mod plugin;
+pub mod promtool;
 pub mod readback;
 pub mod routed;
 pub mod shared_fixtures;

@@ -9,6 +9,7 @@ mod a2a;
 mod analyze;
 mod deadlock_check;
 mod diff;
+mod metrics;
 mod multicast;
 mod rankmap;
 mod repair;
@@ -53,6 +54,8 @@ enum Command {
     Simgrid(simgrid::SimgridArgs),
     /// Simulate an MPI collective or traffic pattern on the programmed routes with SimGrid's smpirun.
     Simulate(simulate::SimulateArgs),
+    /// Turn the OpenSM plugin's sweep log into Prometheus metrics (node_exporter's textfile format), as its metrics_file holds them.
+    Metrics(metrics::MetricsArgs),
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write it and one page per subcommand into a directory.
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Command::Rankmap(args) => rankmap::run(args),
         Command::Simgrid(args) => simgrid::run(args),
         Command::Simulate(args) => simulate::run(args),
+        Command::Metrics(args) => metrics::run(args),
         Command::Completions(args) => args.run(Cli::command()),
         Command::Man(args) => args.run(Cli::command()),
     };
