@@ -220,6 +220,25 @@ impl Config {
         }
     }
 
+    /// The keys a routing depends on, the others at their defaults: a routing made under other
+    /// routing keys is never reused or repaired, while the files the plugin writes or reads
+    /// beside the routing (`sweep_log`, `metrics_file`, `path_sl_dump`, `cabling_plan`,
+    /// `reoptimise_file`) can be changed without routing the subnet again.
+    pub fn routing_keys(&self) -> Self {
+        Self {
+            layers: self.layers,
+            seed: self.seed,
+            algorithm: self.algorithm,
+            min_extra_hops: self.min_extra_hops,
+            max_hops: self.max_hops,
+            keep_percent: self.keep_percent,
+            deadlock: self.deadlock,
+            vls: self.vls,
+            on_vl_shortage: self.on_vl_shortage,
+            ..Self::default()
+        }
+    }
+
     /// Every setting in force, on one line, by the keys of the file.
     pub fn summary(&self) -> String {
         let algorithm = match self.algorithm {
@@ -528,6 +547,67 @@ mod tests {
         ] {
             let err = Config::parse("bad.yaml", text).unwrap_err().to_string();
             assert!(err.starts_with("bad.yaml: "), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_files_beside_the_routing_are_not_routing_keys() {
+        let config = Config::default();
+        let with_files = Config {
+            sweep_log: Some("/var/log/sweeps.jsonl".into()),
+            metrics_file: Some("/var/lib/node-exporter/layered.prom".into()),
+            path_sl_dump: true,
+            cabling_plan: Some("/etc/opensm/plan.yaml".into()),
+            reoptimise_file: Some("/var/cache/opensm/reoptimise".into()),
+            ..Config::default()
+        };
+        assert_eq!(with_files.routing_keys(), config.routing_keys());
+    }
+
+    #[test]
+    fn every_routing_key_is_kept() {
+        let base = Config::default().routing_keys();
+        let changed = [
+            Config {
+                layers: Some(2),
+                ..Config::default()
+            },
+            Config {
+                seed: 7,
+                ..Config::default()
+            },
+            Config {
+                algorithm: AlgorithmName::Rues,
+                ..Config::default()
+            },
+            Config {
+                min_extra_hops: 2,
+                ..Config::default()
+            },
+            Config {
+                max_hops: 5,
+                ..Config::default()
+            },
+            Config {
+                keep_percent: 50,
+                ..Config::default()
+            },
+            Config {
+                deadlock: DeadlockMode::Dfsssp,
+                ..Config::default()
+            },
+            Config {
+                vls: Some(4),
+                ..Config::default()
+            },
+            Config {
+                on_vl_shortage: ShortagePolicy::Fail,
+                ..Config::default()
+            },
+        ];
+        for config in changed {
+            assert_eq!(config.routing_keys(), config, "{config:?}");
+            assert_ne!(config.routing_keys(), base, "{config:?}");
         }
     }
 }

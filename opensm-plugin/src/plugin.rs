@@ -29,7 +29,7 @@ unsafe impl Send for Daemon {}
 unsafe impl Sync for Daemon {}
 
 /// The routings of the sweeps: keyed by the canonical records of the subnet, and by the
-/// configuration and LMC they were made with.
+/// configuration's routing keys ([`Config::routing_keys`]) and the LMC they were made with.
 pub(crate) type Routings = Session<Vec<NodeRecord>, (Config, u8)>;
 
 /// State of one loaded plugin. Lock order: `pending` is held through `build_lid_matrices`

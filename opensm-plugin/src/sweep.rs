@@ -157,18 +157,19 @@ fn request_for(
         fabric,
         subnet,
         routing: config.routing(opensm.lmc),
-        settings: (config.clone(), opensm.lmc),
+        settings: (config.routing_keys(), opensm.lmc),
         deadlock,
         reoptimise,
     }
 }
 
 /// Everything besides the subnet that a routing depends on, on one line: a saved session made
-/// under other settings is not settled again.
+/// under other settings is not settled again (a change of the files beside the routing, such
+/// as the sweep log's, does not count).
 fn saved_settings(config: &Config, opensm: &OpensmOptions) -> String {
     format!(
         "{}; lmc {}; qos {}; max_op_vls {}",
-        config.summary(),
+        config.routing_keys().summary(),
         opensm.lmc,
         opensm.qos,
         opensm.max_op_vls
