@@ -187,16 +187,24 @@ fn check(
         let index = deps.index;
         let mlids = m.tables.mlids();
         for &mlid in &mlids {
-            replicate(&net, [Some(sl2vl), None], &index, m, options.sls, mlid, |hop| match hop {
-                Hop::Dependency { a, x, b, y } => deps.add(net.turn(a, b), a, x, b, y),
-                Hop::Start { b, y } => deps.used[b as usize * deps.nv + y] = true,
-                Hop::Dropped(what) => {
-                    dropped.count += 1;
-                    if dropped.examples.len() < cap {
-                        dropped.examples.push(what);
+            replicate(
+                &net,
+                [Some(sl2vl), None],
+                &index,
+                m,
+                options.sls,
+                mlid,
+                |hop| match hop {
+                    Hop::Dependency { a, x, b, y } => deps.add(net.turn(a, b), a, x, b, y),
+                    Hop::Start { b, y } => deps.used[b as usize * deps.nv + y] = true,
+                    Hop::Dropped(what) => {
+                        dropped.count += 1;
+                        if dropped.examples.len() < cap {
+                            dropped.examples.push(what);
+                        }
                     }
-                }
-            });
+                },
+            );
         }
         MulticastCounts {
             groups: mlids.len(),

@@ -148,7 +148,11 @@ impl<'n, 'a> Walker<'n, 'a> {
                     continue; // delivered to the switch itself, dropped, or the same hop
                 }
                 let out = self.net.links[b as usize].from.port;
-                for row in self.switch_rows(v as usize, link.to.port, out).into_iter().flatten() {
+                for row in self
+                    .switch_rows(v as usize, link.to.port, out)
+                    .into_iter()
+                    .flatten()
+                {
                     self.follow(row, a, x, b, sls);
                 }
             }

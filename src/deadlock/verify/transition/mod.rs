@@ -41,12 +41,12 @@ pub(super) use names::name_destinations;
 
 use serde::{Deserialize, Serialize};
 
+use super::VerifyOptions;
 use super::cycles::{Found, find_cycle};
 use super::dependencies::Dependencies;
 use super::multicast::{Hop, Multicast, replicate};
 use super::routes::{Old, Routes};
 use super::verdict::{MulticastCounts, Verdict};
-use super::VerifyOptions;
 use crate::deadlock::network::{BrokenRoutes, Channels, Traffic, chunks, threads};
 use crate::deadlock::path_sl::PathSl;
 use crate::deadlock::sl2vl::Sl2VlTables;
@@ -193,27 +193,38 @@ pub fn verify_transition(
         }
         tables
     });
-    let multicast = after.multicast.zip(union.as_ref()).map(|(m, tables)| Multicast {
-        tables,
-        sls: m.sls,
-        default_sl: m.default_sl,
-    });
+    let multicast = after
+        .multicast
+        .zip(union.as_ref())
+        .map(|(m, tables)| Multicast {
+            tables,
+            sls: m.sls,
+            default_sl: m.default_sl,
+        });
     let multicast_counts = multicast.as_ref().map(|m| {
         let (dependencies, channels) = (deps.count(), deps.used.iter().filter(|&&u| u).count());
         let index = deps.index;
         let mlids = m.tables.mlids();
         for &mlid in &mlids {
             let sl2vls = [Some(after.sl2vl), Some(before.sl2vl)];
-            replicate(&net, sl2vls, &index, m, options.sls, mlid, |hop| match hop {
-                Hop::Dependency { a, x, b, y } => deps.add(net.turn(a, b), a, x, b, y),
-                Hop::Start { b, y } => deps.used[b as usize * deps.nv + y] = true,
-                Hop::Dropped(what) => {
-                    dropped.count += 1;
-                    if dropped.examples.len() < cap {
-                        dropped.examples.push(what);
+            replicate(
+                &net,
+                sl2vls,
+                &index,
+                m,
+                options.sls,
+                mlid,
+                |hop| match hop {
+                    Hop::Dependency { a, x, b, y } => deps.add(net.turn(a, b), a, x, b, y),
+                    Hop::Start { b, y } => deps.used[b as usize * deps.nv + y] = true,
+                    Hop::Dropped(what) => {
+                        dropped.count += 1;
+                        if dropped.examples.len() < cap {
+                            dropped.examples.push(what);
+                        }
                     }
-                }
-            });
+                },
+            );
         }
         MulticastCounts {
             groups: mlids.len(),
