@@ -8,6 +8,7 @@
 mod a2a;
 mod analyze;
 mod deadlock_check;
+mod deadlock_transition;
 mod diff;
 mod multicast;
 mod rankmap;

@@ -32,6 +32,13 @@ impl fmt::Display for TransitionVerdict {
             "Every mixture of old and new tables (each switch and SL-to-VL table old or new):"
         )?;
         write!(f, "{}", self.mixtures)?;
+        if self.looping_lids > 0 && self.mixtures.cycle.is_some() {
+            writeln!(
+                f,
+                "(packets circling the loops above also wait on their own channels: remove the \
+                 loops first, then look at the cycles that remain)"
+            )?;
+        }
         writeln!(
             f,
             "{}",
