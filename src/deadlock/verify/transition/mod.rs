@@ -179,20 +179,9 @@ pub fn verify_transition(
         loops.extend(part.loops);
     }
     loops.truncate(cap);
-    // The multicast groups of either table, each entry the union of its old and new ports.
-    let union = after.multicast.map(|m| {
-        let mut tables = m.tables.clone();
-        if let Some(old) = before.multicast {
-            for s in old.switches() {
-                for (mlid, ports) in old.table(s) {
-                    for p in ports.iter() {
-                        tables.add_port(s, mlid, p);
-                    }
-                }
-            }
-        }
-        tables
-    });
+    let union = after
+        .multicast
+        .map(|m| union_tables(m.tables, before.multicast));
     let multicast = after
         .multicast
         .zip(union.as_ref())
@@ -270,6 +259,26 @@ pub fn verify_transition(
             multicast: multicast_counts,
         },
     }
+}
+
+/// The multicast groups of either table, each switch's entry the union of its old and new
+/// ports: every set of ports a copy may leave on while the entry is rewritten (an MFT is
+/// written in blocks of ports, so even one entry can be half old, half new).
+pub(super) fn union_tables(
+    new: &MulticastTables,
+    old: Option<&MulticastTables>,
+) -> MulticastTables {
+    let mut tables = new.clone();
+    if let Some(old) = old {
+        for s in old.switches() {
+            for (mlid, ports) in old.table(s) {
+                for p in ports.iter() {
+                    tables.add_port(s, mlid, p);
+                }
+            }
+        }
+    }
+    tables
 }
 
 /// The dependencies of every mixture as (link, VL) → (link, VL) pairs, for the brute-force

@@ -644,3 +644,185 @@ fn lanes_changed_under_unchanged_routes_agree_with_brute_force() {
     };
     agrees(&c, "datelines");
 }
+
+/// A multicast group `mlid` on `fabric`: the spanning tree of breadth-first search from the
+/// `root`-th switch over the live cables, each switch's entry its tree ports and the host
+/// ports of `members` (dense switch indexes whose host joins).
+fn group_tables(
+    fabric: &Fabric,
+    tables: &mut MulticastTables,
+    mlid: u16,
+    root: usize,
+    members: &[usize],
+) {
+    let lids = LidTable::from_fabric(fabric).unwrap();
+    let net = Network::new(fabric, &lids);
+    let n = net.len();
+    let mut seen = vec![false; n];
+    let mut queue = std::collections::VecDeque::from([root % n]);
+    seen[root % n] = true;
+    let mut ports: Vec<Vec<u8>> = vec![Vec::new(); n];
+    while let Some(v) = queue.pop_front() {
+        for l in &net.links {
+            if l.from_switch == v as u32 && l.to_switch != NONE && !seen[l.to_switch as usize] {
+                let w = l.to_switch as usize;
+                seen[w] = true;
+                ports[v].push(l.from.port);
+                ports[w].push(l.to.port);
+                queue.push_back(w);
+            }
+        }
+    }
+    for &m in members {
+        if let Some(e) = net.endpoints_at(m).first() {
+            ports[m].push(net.links[e.down as usize].from.port);
+        }
+    }
+    for (s, p) in ports.into_iter().enumerate() {
+        if !p.is_empty() {
+            tables.set(net.switches[s], mlid, p.into_iter().collect());
+        }
+    }
+}
+
+/// The multicast dependencies of `multicast` replicated with the lanes of `sl2vl` (both tables
+/// given for a change), every SL.
+fn group_dependencies(
+    fabric: &Fabric,
+    multicast: &MulticastTables,
+    sl2vl: [Option<&Sl2VlTables>; 2],
+) -> BTreeSet<Dependency> {
+    use super::super::multicast::{Hop, replicate};
+    let lids = LidTable::from_fabric(fabric).unwrap();
+    let net = Channels::new(fabric, &lids, Traffic { switch_lids: true });
+    let index: [u8; 16] = std::array::from_fn(|vl| vl as u8); // VL = dense index
+    let sls = std::collections::BTreeMap::new();
+    let groups = Multicast {
+        tables: multicast,
+        sls: &sls,
+        default_sl: 0,
+    };
+    let mut out = BTreeSet::new();
+    for mlid in multicast.mlids() {
+        replicate(
+            &net,
+            sl2vl,
+            &index,
+            &groups,
+            RouteSls::EverySl,
+            mlid,
+            |hop| {
+                if let Hop::Dependency { a, x, b, y } = hop {
+                    out.insert(((a, x as u8), (b, y as u8)));
+                }
+            },
+        );
+    }
+    out
+}
+
+#[test]
+fn multicast_entries_rewritten_switch_by_switch_agree_with_brute_force() {
+    // Cases where the union is a forest (compared exactly) and where the change adds
+    // dependencies that the new tables alone do not make.
+    let (mut exact, mut grown) = (0, 0);
+    for seed in 0..8u64 {
+        let mut rng = Rng::new(seed);
+        let whole = build("random:switches=6,degree=3,hosts=1,seed=4", 1);
+        let after = without_cable(&whole, rng.below(9) as usize);
+        let members: Vec<usize> = (0..6).filter(|_| rng.below(2) == 0).collect();
+        let (mut old, mut new) = (MulticastTables::new(), MulticastTables::new());
+        group_tables(&whole, &mut old, 0xc000, rng.below(6) as usize, &members);
+        group_tables(&after, &mut new, 0xc000, rng.below(6) as usize, &members);
+        group_tables(&whole, &mut old, 0xc001, 0, &[0, 1, 2, 3, 4, 5]);
+        group_tables(&after, &mut new, 0xc001, 0, &[0, 1, 2, 3, 4, 5]);
+        // Lanes by port pair before and after the loss: the SL-to-VL tables change too.
+        let (Some(done), Some(routed)) = (route(&whole, 1, seed, 8), route(&after, 1, seed, 8))
+        else {
+            continue;
+        };
+        let (old_lanes, new_lanes) = (&done.sl2vl, &routed.sl2vl);
+        let lids = LidTable::from_fabric(&after).unwrap();
+        let net = Network::new(&after, &lids);
+        let changed: Vec<usize> = (0..net.len())
+            .filter(|&s| {
+                let node = net.switches[s];
+                let lanes = |t: &Sl2VlTables| t.switch(node).cloned();
+                old.table(node).collect::<Vec<_>>() != new.table(node).collect::<Vec<_>>()
+                    || lanes(old_lanes) != lanes(new_lanes)
+            })
+            .collect();
+        // Every state: each changed switch's MFT entries and SL-to-VL tables old or new
+        // together, then independently.
+        let mut oracle = BTreeSet::new();
+        for mft_state in 0..1u32 << changed.len() {
+            for lane_state in 0..1u32 << changed.len() {
+                let (mut tables, mut lanes) = (new.clone(), new_lanes.clone());
+                for (i, &s) in changed.iter().enumerate() {
+                    let node = net.switches[s];
+                    if mft_state & (1 << i) != 0 {
+                        for mlid in [0xc000, 0xc001] {
+                            tables.set(node, mlid, old.ports(node, mlid).unwrap_or_default());
+                        }
+                    }
+                    if lane_state & (1 << i) != 0
+                        && let Some(t) = old_lanes.switch(node)
+                    {
+                        lanes.set_switch(node, t.clone());
+                    }
+                }
+                oracle.extend(group_dependencies(&after, &tables, [Some(&lanes), None]));
+            }
+        }
+        let union = union_tables(&new, Some(&old));
+        let mixed = group_dependencies(&after, &union, [Some(new_lanes), Some(old_lanes)]);
+        assert!(
+            mixed.is_superset(&oracle),
+            "seed {seed}: a state's dependency is missing"
+        );
+        // A copy can revisit a switch only if the old and new trees together close a cycle of
+        // cables; otherwise every walk of the union is one state's.
+        if forest(&after, &union) {
+            assert_eq!(mixed, oracle, "seed {seed}");
+            exact += 1;
+        }
+        let alone = group_dependencies(&after, &new, [Some(new_lanes), None]);
+        grown += usize::from(mixed.len() > alone.len());
+    }
+    assert!(exact > 0 && grown > 0, "{exact} exact cases, {grown} grown");
+}
+
+/// Whether the switch-to-switch cables of every group's entries form a forest.
+fn forest(fabric: &Fabric, tables: &MulticastTables) -> bool {
+    let lids = LidTable::from_fabric(fabric).unwrap();
+    let net = Network::new(fabric, &lids);
+    tables.mlids().into_iter().all(|mlid| {
+        let mut parent: Vec<usize> = (0..net.len()).collect();
+        fn root(p: &mut [usize], v: usize) -> usize {
+            if p[v] == v {
+                v
+            } else {
+                let r = root(p, p[v]);
+                p[v] = r;
+                r
+            }
+        }
+        net.links
+            .iter()
+            .filter(|l| l.between_switches() && l.from_switch < l.to_switch)
+            .all(|l| {
+                let (a, b) = (l.from_switch as usize, l.to_switch as usize);
+                let has = |s: usize, port: u8| {
+                    tables
+                        .ports(net.switches[s], mlid)
+                        .is_some_and(|p| p.contains(port))
+                };
+                if !(has(a, l.from.port) && has(b, l.to.port)) {
+                    return true;
+                }
+                let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+                parent[ra] = rb;
+                ra != rb
+            })
+    })
+}
