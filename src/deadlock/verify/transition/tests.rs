@@ -450,8 +450,8 @@ fn fresh_routes_after_a_lost_cable_agree_with_brute_force_on_random_fabrics() {
         let Ok(mut whole) = topology.build() else {
             continue;
         };
-        let layers = 1 << rng.below(2);
-        assign_lids(&mut whole, (layers as usize).trailing_zeros() as u8).unwrap();
+        let layers: usize = 1 << rng.below(2);
+        assign_lids(&mut whole, layers.trailing_zeros() as u8).unwrap();
         let Some(done) = route(&whole, layers, seed, 8) else {
             continue;
         };
