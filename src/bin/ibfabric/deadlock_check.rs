@@ -152,6 +152,12 @@ pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
     };
     let header = format!("{}: {}", fabric.name, fabric.summary());
     if let Some(from) = &args.from {
+        if args.path_sl.is_some() {
+            log::warn!(
+                "--path-sl is not used with --from: a change is checked with every route on \
+                 every SL, which covers the path SLs before and after it"
+            );
+        }
         let old_tables = load_tables(&mut fabric, &args.fabric, from)?;
         let old_sl2vl = match &args.from_sl2vl {
             Some(file) => load_sl2vl(file, &fabric, default_row)?,

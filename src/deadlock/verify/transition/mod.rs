@@ -16,8 +16,9 @@
 //! * **Deadlock**: the channel dependency graph of every mixed route. Per destination the walk
 //!   of the snapshot verifier follows both next hops and both lanes at every hop; a tail from a
 //!   (link, VL, SL) state is the same whatever came before (each switch is chosen on its own),
-//!   so the memo of the snapshot walk stays exact and the work is at most twice the snapshot's
-//!   per table that changed. Without loops, every walk of the union is simple and is realised
+//!   so the memo of the snapshot walk stays exact: per destination the walk visits the same
+//!   (link, VL) states as the snapshot's, each with up to four successors (two next hops × two
+//!   lanes) instead of one. Without loops, every walk of the union is simple and is realised
 //!   by a fixed old/new choice per switch, so the graph equals the union of the graphs of all
 //!   2^n states (the brute-force test proves it on small fabrics). With loops it holds more:
 //!   the dependencies of packets that circle while switches change — the loop is reported
