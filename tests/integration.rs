@@ -23,6 +23,7 @@ mod deadlock_colouring;
 mod deadlock_dfsssp;
 mod deadlock_every_sl;
 mod deadlock_opensm;
+mod deadlock_transition;
 mod deadlock_verify;
 mod ibsim_replay;
 mod ibsim_topology;

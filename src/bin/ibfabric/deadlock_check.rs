@@ -16,6 +16,7 @@ use ibfabric::io::{path_sl, sl2vl};
 use ibfabric::routing::LidTable;
 use serde::Serialize;
 
+use crate::deadlock_transition::Change;
 use crate::multicast::{load_group_sls, load_mfts};
 use crate::source::{load_fabric, load_tables};
 
@@ -71,6 +72,24 @@ pub struct DeadlockCheckArgs {
     /// At most this many example routes per dependency of a cycle (and failures) are listed.
     #[arg(long, value_name = "N", default_value_t = 5)]
     max_examples: usize,
+    /// Check a change instead of a snapshot: FILE holds the forwarding tables the fabric had
+    /// before (same formats as --lfts), --lfts those written over them, --fabric the fabric
+    /// as it is now. Every order of the updates is checked: no destination LID may loop when
+    /// some switches forward by their old entry and others by their new one, and the channel
+    /// dependencies of every such mixture (each hop on the lane of its switch's old or new
+    /// SL-to-VL table) must be acyclic with every route on every SL. Old entries onto cables
+    /// that are gone drop their packets. Exit status 0 only when the change is safe.
+    #[arg(long, value_name = "FILE")]
+    from: Option<PathBuf>,
+    /// The SL-to-VL tables before the change (as --sl2vl); without it, they are taken to be
+    /// the --sl2vl tables (unchanged).
+    #[arg(long, value_name = "FILE", requires = "from")]
+    from_sl2vl: Option<PathBuf>,
+    /// The multicast forwarding tables before the change (as --mfts): a switch replicates by
+    /// its old or its new entry, so copies may leave on every port of both. Without it, the
+    /// --mfts tables are taken to be unchanged.
+    #[arg(long, value_name = "FILE", requires_all = ["from", "mfts"])]
+    from_mfts: Option<PathBuf>,
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -80,7 +99,7 @@ pub struct DeadlockCheckArgs {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum Format {
+pub(crate) enum Format {
     /// A report for people.
     Text,
     /// The verdict as JSON.
@@ -100,23 +119,7 @@ pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
 
     let default_row = identity_row(args.vls);
     let tables = match &args.sl2vl {
-        Some(file) => {
-            let name = file.display().to_string();
-            let d = sl2vl::parse(&read(file)?, &fabric, default_row)
-                .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-            for warning in &d.warnings {
-                log::warn!("{name}: {warning}");
-            }
-            if d.switches == 0 && d.ports == 0 {
-                bail!("{name}: no SL-to-VL table of a port of {}", fabric.name);
-            }
-            log::info!(
-                "{name}: tables of {} switches and {} ports",
-                d.switches,
-                d.ports
-            );
-            d.tables
-        }
+        Some(file) => load_sl2vl(file, &fabric, default_row)?,
         None => ibfabric::deadlock::Sl2VlTables::new(&fabric, default_row),
     };
     let mut sls = SlTable {
@@ -148,6 +151,48 @@ pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
         sls: RouteSls::PathSl,
     };
     let header = format!("{}: {}", fabric.name, fabric.summary());
+    if let Some(from) = &args.from {
+        if args.path_sl.is_some() {
+            log::warn!(
+                "--path-sl is not used with --from: a change is checked with every route on \
+                 every SL, which covers the path SLs before and after it"
+            );
+        }
+        let old_tables = load_tables(&mut fabric, &args.fabric, from)?;
+        let old_sl2vl = match &args.from_sl2vl {
+            Some(file) => load_sl2vl(file, &fabric, default_row)?,
+            None => tables.clone(),
+        };
+        let change = Change {
+            fabric: &fabric,
+            lids: &lids,
+            old_tables: &old_tables,
+            old_sl2vl: &old_sl2vl,
+            tables: &lfts,
+            sl2vl: &tables,
+            path_sl: &sls,
+        };
+        let mfts = match &args.mfts {
+            Some(file) => Some((load_mfts(&fabric, file)?, args.mcast_sls.as_ref())),
+            None => None,
+        };
+        let old_mfts = match &args.from_mfts {
+            Some(file) => Some(load_mfts(&fabric, file)?),
+            None => None,
+        };
+        let report = change.check(
+            mfts.as_ref().map(|(m, s)| (m, *s)),
+            old_mfts.as_ref(),
+            args.default_sl,
+            &options,
+        )?;
+        let rendered = match args.format {
+            Format::Text => format!("{header}\n{report}"),
+            Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+        };
+        output::emit(args.output.as_deref(), &rendered)?;
+        return Ok(exit_status(report.is_safe()));
+    }
     let every_options = VerifyOptions {
         sls: RouteSls::EverySl,
         ..options.clone()
@@ -194,6 +239,30 @@ pub fn run(args: DeadlockCheckArgs) -> anyhow::Result<ExitCode> {
     Ok(exit_status(
         report.unicast_multicast.deadlock_free() && report.delivery.all_deliver(),
     ))
+}
+
+/// Reads SL-to-VL tables (opensm-sl2vl.dump or `smpquery sl2vl` output) for `fabric`; tables it
+/// does not list map by `default_row`.
+fn load_sl2vl(
+    file: &Path,
+    fabric: &ibfabric::Fabric,
+    default_row: ibfabric::deadlock::SlVlRow,
+) -> anyhow::Result<ibfabric::deadlock::Sl2VlTables> {
+    let name = file.display().to_string();
+    let d = sl2vl::parse(&read(file)?, fabric, default_row)
+        .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    for warning in &d.warnings {
+        log::warn!("{name}: {warning}");
+    }
+    if d.switches == 0 && d.ports == 0 {
+        bail!("{name}: no SL-to-VL table of a port of {}", fabric.name);
+    }
+    log::info!(
+        "{name}: tables of {} switches and {} ports",
+        d.switches,
+        d.ports
+    );
+    Ok(d.tables)
 }
 
 fn exit_status(good: bool) -> ExitCode {

@@ -8,6 +8,7 @@
 mod a2a;
 mod analyze;
 mod deadlock_check;
+mod deadlock_transition;
 mod diff;
 mod metrics;
 mod multicast;
@@ -44,7 +45,7 @@ enum Command {
     Diff(diff::DiffArgs),
     /// Judge a routing from its forwarding tables (opensm-lfts.dump or ibroute output); exit 1 if incomplete.
     Analyze(analyze::AnalyzeArgs),
-    /// Check a routing for deadlocks from its forwarding, SL and SL-to-VL tables; exit 1 and print the cycle if there is one.
+    /// Check a routing for deadlocks from its forwarding, SL and SL-to-VL tables (or, with --from, every state of a change of them); exit 1 and print the cycle if there is one.
     DeadlockCheck(deadlock_check::DeadlockCheckArgs),
     /// All-to-all schedules (shift, MLFM, Latin-square fat-tree) and their congestion check.
     A2a(a2a::A2aArgs),

@@ -28,6 +28,9 @@
 //! [`verify_with_multicast`] adds the multicast groups of the switches' multicast forwarding
 //! tables to the same graph (see `multicast` for what a group depends on): a cycle through a
 //! group's tree names the MLIDs whose trees make its dependencies.
+//!
+//! [`verify_transition`] checks a change from old tables to new ones: every order in which a
+//! subnet manager may rewrite them, loops and deadlocks (see `transition`).
 
 mod cycles;
 mod dependencies;
@@ -36,10 +39,14 @@ mod names;
 mod render;
 mod routes;
 mod scan;
+mod transition;
 mod verdict;
 mod walker;
 
 pub use multicast::Multicast;
+pub use transition::{
+    After, Before, Entry, LoopHop, TransitionLoop, TransitionVerdict, verify_transition,
+};
 pub use verdict::{
     Cycle, CycleChannel, CyclicComponent, MulticastCounts, RouteExample, Verdict, VlChannels,
 };
@@ -148,6 +155,7 @@ fn check(
         sl2vl,
         sls: options.sls,
         cap: options.max_listed,
+        old: None,
     };
     let cap = options.max_listed;
     let mapped = sl2vl.vls_mapped();
@@ -179,16 +187,24 @@ fn check(
         let index = deps.index;
         let mlids = m.tables.mlids();
         for &mlid in &mlids {
-            replicate(&net, sl2vl, &index, m, options.sls, mlid, |hop| match hop {
-                Hop::Dependency { a, x, b, y } => deps.add(net.turn(a, b), a, x, b, y),
-                Hop::Start { b, y } => deps.used[b as usize * deps.nv + y] = true,
-                Hop::Dropped(what) => {
-                    dropped.count += 1;
-                    if dropped.examples.len() < cap {
-                        dropped.examples.push(what);
+            replicate(
+                &net,
+                [Some(sl2vl), None],
+                &index,
+                m,
+                options.sls,
+                mlid,
+                |hop| match hop {
+                    Hop::Dependency { a, x, b, y } => deps.add(net.turn(a, b), a, x, b, y),
+                    Hop::Start { b, y } => deps.used[b as usize * deps.nv + y] = true,
+                    Hop::Dropped(what) => {
+                        dropped.count += 1;
+                        if dropped.examples.len() < cap {
+                            dropped.examples.push(what);
+                        }
                     }
-                }
-            });
+                },
+            );
         }
         MulticastCounts {
             groups: mlids.len(),

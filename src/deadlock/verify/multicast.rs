@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::RouteSls;
 use super::routes::{EVERY_SL, by_lane};
 use crate::deadlock::network::Channels;
-use crate::deadlock::sl2vl::{Sl2VlTables, VL15};
+use crate::deadlock::sl2vl::{Sl2VlTables, SlVlRow, VL15};
 use crate::routing::MulticastTables;
 use crate::routing::walk::NONE;
 use crate::topology::PortRef;
@@ -64,10 +64,11 @@ struct Copy {
 }
 
 /// Follows group `mlid` from every sender through the tables and reports each hop to `hop`.
-/// `index` gives each VL its dense index.
+/// `index` gives each VL its dense index. Each hop takes the lanes of every table of `sl2vl`
+/// given: one, or during a change the new and the old ones.
 pub(super) fn replicate(
     net: &Channels<'_>,
-    sl2vl: &Sl2VlTables,
+    sl2vl: [Option<&Sl2VlTables>; 2],
     index: &[u8; 16],
     multicast: &Multicast<'_>,
     route_sls: RouteSls,
@@ -103,7 +104,7 @@ pub(super) fn replicate(
             let Some(up) = net.link_at(host) else {
                 continue;
             };
-            for (vl, group) in by_lane(sl2vl.port_row(host), sls) {
+            for (vl, group) in lanes(sl2vl, sls, |t| t.port_row(host)) {
                 match dense(vl) {
                     Some(h) => pending.push(Copy {
                         held: Some((up, h)),
@@ -140,7 +141,7 @@ pub(super) fn replicate(
             let Some(b) = net.link_at(PortRef { node, port: q }) else {
                 continue;
             };
-            for (vl, group) in by_lane(sl2vl.switch_row(node, c.in_port, q), sls) {
+            for (vl, group) in lanes(sl2vl, sls, |t| t.switch_row(node, c.in_port, q)) {
                 let Some(y) = dense(vl) else {
                     hop(Hop::Dropped(format!(
                         "MLID 0x{mlid:04x}: SLs {group:#06x} at {} from port {} to port {q}",
@@ -165,4 +166,19 @@ pub(super) fn replicate(
             }
         }
     }
+}
+
+/// The SLs of `sls` grouped by lane under each of `tables`' row `row` gives (the old row only
+/// where it differs from the new one).
+fn lanes<'t>(
+    tables: [Option<&'t Sl2VlTables>; 2],
+    sls: u16,
+    row: impl Fn(&'t Sl2VlTables) -> &'t SlVlRow,
+) -> impl Iterator<Item = (u8, u16)> {
+    let [new, old] = tables.map(|t| t.map(&row));
+    let old = old.filter(|o| Some(*o) != new);
+    [new, old]
+        .into_iter()
+        .flatten()
+        .flat_map(move |r| by_lane(r, sls))
 }

@@ -42,6 +42,7 @@ impl Found<'_, '_> {
                             routes: 0,
                             examples: Vec::new(),
                             groups: Vec::new(),
+                            dlids: Vec::new(),
                         }
                     })
                     .collect(),
@@ -62,6 +63,13 @@ impl Found<'_, '_> {
         let mut cycle_turn = vec![false; net.turns()];
         for &(turn, _, _) in wanted.keys() {
             cycle_turn[turn] = true;
+        }
+        if let Some(old) = routes.old {
+            super::transition::name_destinations(routes, old, deps, &wanted, &mut named);
+            if let Some(multicast) = self.multicast {
+                self.name_groups(multicast, &wanted, &mut named);
+            }
+            return named;
         }
         let mut tree = DestWalk::new(net.len());
         let mut cycle_routes = CycleRoutes {
@@ -137,10 +145,12 @@ impl Found<'_, '_> {
             sl2vl,
             sls,
             cap,
+            old,
             ..
         } = self.routes;
+        let sl2vls = [Some(sl2vl), old.map(|o| o.sl2vl)];
         for mlid in multicast.tables.mlids() {
-            replicate(net, sl2vl, &self.deps.index, multicast, sls, mlid, |hop| {
+            replicate(net, sl2vls, &self.deps.index, multicast, sls, mlid, |hop| {
                 if let Hop::Dependency { a, x, b, y } = hop
                     && let Some(&(k, i)) = wanted.get(&(net.turn(a, b), x, y))
                 {

@@ -73,11 +73,24 @@ fn write_cycle(f: &mut fmt::Formatter<'_>, cycle: &Cycle, indent: &str) -> fmt::
     let n = cycle.channels.len();
     for (i, c) in cycle.channels.iter().enumerate() {
         let next = &cycle.channels[(i + 1) % n];
-        writeln!(
-            f,
-            "{indent}{} VL {} -> {} VL {}: {} routes, e.g.",
-            c.link, c.vl, next.link, next.vl, c.routes
-        )?;
+        if !c.dlids.is_empty() {
+            let lids: Vec<String> = c.dlids.iter().map(u16::to_string).collect();
+            writeln!(
+                f,
+                "{indent}{} VL {} -> {} VL {}: mixed routes to LID {}",
+                c.link,
+                c.vl,
+                next.link,
+                next.vl,
+                lids.join(", ")
+            )?;
+        } else {
+            writeln!(
+                f,
+                "{indent}{} VL {} -> {} VL {}: {} routes, e.g.",
+                c.link, c.vl, next.link, next.vl, c.routes
+            )?;
+        }
         for r in &c.examples {
             writeln!(
                 f,

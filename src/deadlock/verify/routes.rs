@@ -21,6 +21,15 @@ pub(super) struct Routes<'r, 'a> {
     pub(super) sls: RouteSls,
     /// At most this many examples are listed.
     pub(super) cap: usize,
+    /// For a change: the tables before it (`tables` and `sl2vl` are those after it).
+    pub(super) old: Option<Old<'r>>,
+}
+
+/// The tables before a change, on the fabric after it.
+#[derive(Clone, Copy)]
+pub(super) struct Old<'r> {
+    pub(super) tables: &'r ForwardingTables,
+    pub(super) sl2vl: &'r Sl2VlTables,
 }
 
 impl Routes<'_, '_> {

@@ -79,7 +79,10 @@ pub(super) fn scan(routes: Routes<'_, '_>, mapped: u16, range: std::ops::Range<u
                         continue;
                     }
                     for sl in each_sl(routes.sls(src.lid, dest.lid)) {
-                        if let Some(x) = walker.source_hop(s, src, out, sl) {
+                        let mut xs = walker.source_hop(s, src, out, sl);
+                        while xs != 0 {
+                            let x = xs.trailing_zeros() as usize;
+                            xs &= xs - 1;
                             walker.tail(&tree, di as u32, out, x, 1 << sl);
                         }
                     }

@@ -36,6 +36,11 @@ pub struct CycleChannel {
     /// this dependency.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<u16>,
+    /// In a check of a change: destination LIDs (ascending, as many as examples are listed)
+    /// whose routes, mixing old and new tables, make this dependency (`routes` and `examples`
+    /// are then not counted: a mixed route is not one table's route).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dlids: Vec<u16>,
 }
 
 /// A cycle of the channel dependency graph: each channel depends on the next, the last on the

@@ -257,7 +257,7 @@ impl DestWalk {
 }
 
 /// What the table of one switch does with a destination.
-enum Step {
+pub(crate) enum Step {
     /// On to the switch `to` over `link`.
     Next { link: u32, to: u32 },
     /// Delivered, on the delivery link ([`NONE`] for a switch's own LID).
@@ -267,7 +267,7 @@ enum Step {
 }
 
 /// What the table of dense switch `s` does with `dest`.
-fn step(net: &Network<'_>, tables: &ForwardingTables, dest: &Dest, s: usize) -> Step {
+pub(crate) fn step(net: &Network<'_>, tables: &ForwardingTables, dest: &Dest, s: usize) -> Step {
     let node = net.switches[s];
     let Some(port) = tables.port(node, dest.lid) else {
         return Step::Fail(BrokenKind::NoEntry, None, None);
