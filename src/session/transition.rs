@@ -26,9 +26,11 @@
 //! for the time between the passes. [`Staging`] counts them, so that the subnet manager can
 //! say what each pass drops.
 //!
-//! Both passes keep the SL-to-VL tables of the held routing in the first pass and of the new
-//! one in the second: the argument above holds when the two are equal (a repair with lanes by
-//! port pair keeps them); a change that also changes them needs a pass of its own.
+//! The argument covers the forwarding entries, with the lanes of one routing. The SL-to-VL
+//! tables are written with the second pass (the first keeps the held ones); where they differ,
+//! a hop may take the old lane at one switch and the new one at the next, so each pass must
+//! also be checked with both tables: `deadlock::verify::verify_transition` does, and proves
+//! both passes of a repair on Slim Fly q = 5 safe for every SL (see the tests).
 
 use std::collections::HashMap;
 
