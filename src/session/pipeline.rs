@@ -14,7 +14,9 @@ use crate::routing::graph::RoutingGraph;
 use crate::routing::layered;
 use crate::routing::layers::Layers;
 use crate::routing::repair::FabricChanges;
-use crate::routing::{Algorithm, ForwardingTables, LidTable, RoutingConfig, forwarding_tables};
+use crate::routing::{
+    Algorithm, ForwardingTables, LidTable, RoutingConfig, spread_forwarding_tables,
+};
 
 use super::answers::{McastBasis, QosAnswers};
 use super::routed::{Repair, RepairBase, RouteError, Routed, balance_of_prefixes, entries};
@@ -285,7 +287,7 @@ pub fn layout(
             Some(mlfm) => collectives::mlfm_a2a_layers(mlfm, graph, config.layers),
             None => layered::route(graph, config),
         };
-        let tables = forwarding_tables(fabric, graph, &layers, lids);
+        let tables = spread_forwarding_tables(fabric, graph, &layers, lids, None);
         return Ok(Layout::Plain { layers, tables });
     }
     Ok(Layout::DeadlockFree(Box::new(match mlfm {
