@@ -146,3 +146,43 @@ fn tables_of_fabrics_that_are_not_hierarchies_are_the_layers_own() {
         );
     }
 }
+
+#[test]
+fn fat_trees_on_one_vl_stay_deadlock_free_with_dfsssp_on_every_sl() {
+    // One VL: no lane can break a cycle, so the spread routes themselves must have none.
+    for tree in [
+        (2, 1, 1, 2),
+        (4, 2, 1, 2),
+        (5, 3, 2, 6),
+        (6, 4, 1, 4),
+        (3, 4, 3, 8),
+    ] {
+        let spec = spec(tree);
+        let (fabric, lids, graph) = fabric(&spec, 4);
+        let config = RoutingConfig {
+            layers: 4,
+            ..RoutingConfig::default()
+        };
+        let done = route_deadlock_free(
+            &fabric,
+            &lids,
+            &graph,
+            &config,
+            &SchemeChoice::Dfsssp.schemes(1),
+            Shortage::Fail,
+        )
+        .unwrap_or_else(|e| panic!("{spec}: {e}"));
+        let verdict = verify(
+            &fabric,
+            &lids,
+            &done.tables,
+            &DefaultSl(0),
+            &done.sl2vl,
+            &VerifyOptions {
+                sls: RouteSls::EverySl,
+                ..VerifyOptions::default()
+            },
+        );
+        assert!(verdict.is_deadlock_free(), "{spec}: {verdict}");
+    }
+}
