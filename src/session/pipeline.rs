@@ -56,7 +56,7 @@ pub fn route(
         Layout::DeadlockFree(done) => *done,
         Layout::Plain { layers, tables } => {
             let switches = entries(&fabric, &graph, &layers, &lids, &tables)?;
-            let prefix_balance = balance_of_prefixes(&graph, &layers);
+            let prefix_balance = balance_of_prefixes(&fabric, &graph, &layers, &lids, &tables);
             return Ok(Routed {
                 lids: switches.first().map_or(0, |(_, e)| e.len()),
                 switches,
@@ -204,7 +204,7 @@ fn finish(
     started: std::time::Instant,
 ) -> Result<Routed, RouteError> {
     let switches = entries(&fabric, &graph, &done.routing, &lids, &done.tables)?;
-    let prefix_balance = balance_of_prefixes(&graph, &done.routing);
+    let prefix_balance = balance_of_prefixes(&fabric, &graph, &done.routing, &lids, &done.tables);
     let qos = QosAnswers::new(
         fabric.clone(),
         lids,
