@@ -68,6 +68,10 @@ struct MlfmA2aRouter<'a> {
 }
 
 impl LayerRouter for MlfmA2aRouter<'_> {
+    fn spreads(&self) -> bool {
+        false
+    }
+
     fn order(&self, graph: &RoutingGraph, _routing: &RoutingConfig) -> CableOrder {
         let root = self
             .detected

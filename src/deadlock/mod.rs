@@ -52,7 +52,7 @@ use crate::routing::cable_order::CableOrder;
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layered::route_in_order;
 use crate::routing::layers::Layers;
-use crate::routing::{ForwardingTables, LidTable, forwarding_tables};
+use crate::routing::{ForwardingTables, LidTable, forwarding_tables, spread_forwarding_tables};
 use crate::routing::{RoutingConfig, Turns};
 use crate::topology::Fabric;
 
@@ -410,6 +410,12 @@ pub trait LayerRouter {
         config: &RoutingConfig,
         order: Option<&CableOrder>,
     ) -> Layers;
+    /// Whether the tables may spread the LIDs of a destination switch over equal-cost next
+    /// hops on hierarchical fabrics ([`spread_forwarding_tables`]); a layout whose routes are
+    /// designed one by one (the MLFM all-to-all schedule) keeps its trees exactly.
+    fn spreads(&self) -> bool {
+        true
+    }
 }
 
 /// The core's routing ([`route_in_order`]) in the order [`CableOrder::for_routing`] makes.
@@ -469,7 +475,11 @@ pub fn route_deadlock_free_with(
                     let order = (turns == Turns::Unimodal)
                         .then(|| &*order.get_or_insert_with(|| router.order(graph, routing)));
                     let layered = router.route(graph, &config, order);
-                    let tables = forwarding_tables(fabric, graph, &layered, lids);
+                    let tables = if router.spreads() {
+                        spread_forwarding_tables(fabric, graph, &layered, lids, order)
+                    } else {
+                        forwarding_tables(fabric, graph, &layered, lids)
+                    };
                     routed.push((turns, layered, tables));
                     routed.len() - 1
                 }

@@ -6,11 +6,12 @@
 use super::port_pair::lanes_by_port_pair_checking;
 use super::{DeadlockError, DeadlockFree, Scheme, SchemeOutcome};
 use crate::routing::graph::RoutingGraph;
+use crate::routing::hierarchy::Hierarchy;
 use crate::routing::repair::{
     ChangedTrees, Previous, RepairReport, lids_per_tree, repair_for_lids,
 };
 use crate::routing::{
-    ForwardingTables, LidTable, RoutingConfig, Turns, forwarding_tables, lid_tree,
+    ForwardingTables, LidTable, RoutingConfig, Turns, lid_tree, spread_forwarding_tables,
 };
 use crate::topology::Fabric;
 
@@ -49,15 +50,19 @@ pub fn repair_deadlock_free(
     };
     let tree_lids = lids_per_tree(fabric, graph, lids, previous.layers);
     let repaired = repair_for_lids(&before, graph, old_of, &config, Some(&tree_lids));
-    let tables: ForwardingTables = forwarding_tables(fabric, graph, &repaired.layers, lids);
     let Some(order) = repaired.order.as_ref() else {
         return Some(Err(DeadlockError::NotUnimodal {
             routes: 0,
             example: "the repaired routing has no cable order".into(),
         }));
     };
+    let tables: ForwardingTables =
+        spread_forwarding_tables(fabric, graph, &repaired.layers, lids, Some(order));
     let changed = changed_lids(fabric, lids, graph, &repaired.changed_trees);
-    let check = |lid: u16| changed.get(usize::from(lid)).copied().unwrap_or(true);
+    // On a hierarchy the tables spread every LID over the repaired graph's next hops, so a
+    // LID whose tree did not change may still take other cables: check them all.
+    let spread = Hierarchy::recognise(graph).is_some();
+    let check = |lid: u16| spread || changed.get(usize::from(lid)).copied().unwrap_or(true);
     Some(
         lanes_by_port_pair_checking(fabric, lids, graph, &tables, order, lanes, &check).map(
             |lanes| {

@@ -40,6 +40,7 @@ mod disjoint;
 #[cfg(test)]
 mod fixtures;
 pub mod graph;
+pub mod hierarchy;
 pub mod layered;
 pub mod layers;
 pub mod lft;
@@ -51,6 +52,7 @@ mod rebalance;
 pub mod repair;
 mod restarts;
 mod split_layers;
+pub mod spread;
 pub mod tables;
 mod tree;
 pub mod walk;
@@ -60,11 +62,11 @@ pub use disjoint::pairs_with_disjoint_paths;
 pub use lft::{ForwardingTables, NO_PORT};
 pub use lids::{LidError, LidOwner, LidTable, assign_lids};
 pub use mft::{MulticastTables, PortSet};
+pub use spread::spread_forwarding_tables;
 pub use tables::{LidTree, forwarding_tables, lid_tree};
 
 use crate::topology::Fabric;
 use graph::RoutingGraph;
-use layered::route;
 use layers::Layers;
 
 /// A routed fabric: what the routing computed and the tables that realise it.
@@ -88,8 +90,10 @@ pub struct Routed {
 pub fn route_fabric(fabric: &Fabric, config: &RoutingConfig) -> Result<Routed, LidError> {
     let lids = LidTable::from_fabric(fabric)?;
     let graph = RoutingGraph::new(fabric);
-    let layers = route(&graph, config);
-    let tables = forwarding_tables(fabric, &graph, &layers, &lids);
+    let order = (config.turns == Turns::Unimodal)
+        .then(|| cable_order::CableOrder::for_routing(&graph, config.seed));
+    let layers = layered::route_in_order(&graph, config, order.as_ref());
+    let tables = spread_forwarding_tables(fabric, &graph, &layers, &lids, order.as_ref());
     Ok(Routed {
         lids,
         graph,

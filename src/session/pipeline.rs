@@ -14,7 +14,9 @@ use crate::routing::graph::RoutingGraph;
 use crate::routing::layered;
 use crate::routing::layers::Layers;
 use crate::routing::repair::FabricChanges;
-use crate::routing::{Algorithm, ForwardingTables, LidTable, RoutingConfig, forwarding_tables};
+use crate::routing::{
+    Algorithm, ForwardingTables, LidTable, RoutingConfig, spread_forwarding_tables,
+};
 
 use super::answers::{McastBasis, QosAnswers};
 use super::routed::{Repair, RepairBase, RouteError, Routed, balance_of_prefixes, entries};
@@ -54,7 +56,7 @@ pub fn route(
         Layout::DeadlockFree(done) => *done,
         Layout::Plain { layers, tables } => {
             let switches = entries(&fabric, &graph, &layers, &lids, &tables)?;
-            let prefix_balance = balance_of_prefixes(&graph, &layers);
+            let prefix_balance = balance_of_prefixes(&fabric, &graph, &layers, &lids, &tables);
             return Ok(Routed {
                 lids: switches.first().map_or(0, |(_, e)| e.len()),
                 switches,
@@ -203,7 +205,7 @@ fn finish(
     started: std::time::Instant,
 ) -> Result<Routed, RouteError> {
     let switches = entries(&fabric, &graph, &done.routing, &lids, &done.tables)?;
-    let prefix_balance = balance_of_prefixes(&graph, &done.routing);
+    let prefix_balance = balance_of_prefixes(&fabric, &graph, &done.routing, &lids, &done.tables);
     let qos = QosAnswers::new(
         fabric.clone(),
         lids,
@@ -287,7 +289,7 @@ pub fn layout(
             Some(mlfm) => collectives::mlfm_a2a_layers(mlfm, graph, config.layers),
             None => layered::route(graph, config),
         };
-        let tables = forwarding_tables(fabric, graph, &layers, lids);
+        let tables = spread_forwarding_tables(fabric, graph, &layers, lids, None);
         return Ok(Layout::Plain { layers, tables });
     }
     Ok(Layout::DeadlockFree(Box::new(match mlfm {

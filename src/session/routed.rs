@@ -6,10 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Fabric;
-use crate::analysis::prefix::{PrefixBalance, layer_loads, prefix_balance, prefixes};
+use crate::analysis::prefix::{
+    PrefixBalance, layer_loads, prefix_balance, prefixes, table_layer_loads,
+};
 use crate::collectives::{DetectedMlfm, NotMlfm};
 use crate::deadlock::{DeadlockError, DeadlockFree, Guarantee, SchemeOutcome};
 use crate::routing::graph::RoutingGraph;
+use crate::routing::hierarchy::Hierarchy;
 use crate::routing::layers::Layers;
 use crate::routing::repair::{RepairReport, target_paths};
 use crate::routing::{ForwardingTables, LidError, LidTable};
@@ -94,8 +97,23 @@ pub struct Routed {
 }
 
 /// The balance of each prefix of `layers` ([`Routed::prefix_balance`]).
-pub(super) fn balance_of_prefixes(graph: &RoutingGraph, layers: &Layers) -> Vec<PrefixBalance> {
-    prefix_balance(&layer_loads(graph, layers), &prefixes(layers.count()))
+///
+/// From the tables on hierarchical fabrics, whose tables spread the LIDs of a destination
+/// switch over next hops the layers' trees do not show; from the trees elsewhere (the same
+/// figures, cheaper).
+pub(super) fn balance_of_prefixes(
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    layers: &Layers,
+    lids: &LidTable,
+    tables: &ForwardingTables,
+) -> Vec<PrefixBalance> {
+    let loads = if Hierarchy::recognise(graph).is_some() {
+        table_layer_loads(fabric, graph, lids, tables, layers.count())
+    } else {
+        layer_loads(graph, layers)
+    };
+    prefix_balance(&loads, &prefixes(layers.count()))
 }
 
 /// One log line on [`Routed::prefix_balance`], e.g. "summed routes of layers 0..K, max/mean:

@@ -4,8 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::routing::graph::NONE;
 use crate::routing::graph::RoutingGraph;
 use crate::routing::layers::Layers;
+use crate::routing::{ForwardingTables, LidTable, lid_tree};
+use crate::topology::{Fabric, PortRef};
 
 /// The summed load of one prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -52,8 +55,67 @@ pub fn prefix_balance(loads: &[Vec<u64>], prefixes: &[usize]) -> Vec<PrefixBalan
 /// layer, weighted by sending hosts × receiving hosts (what a routing engine has at hand
 /// before any table is written).
 pub fn layer_loads(graph: &RoutingGraph, layers: &Layers) -> Vec<Vec<u64>> {
+    layer_loads_by(graph, layers.count(), |l, v, t, _| {
+        layers.next_edge(l, v, t)
+    })
+}
+
+/// [`layer_loads`] of what `tables` hold, for `count` layers: the tables of a hierarchical
+/// fabric spread each destination switch's LIDs over several next hops, which its layers'
+/// trees do not show. An endpoint LID is routed on layer offset mod `count`.
+pub fn table_layer_loads(
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    lids: &LidTable,
+    tables: &ForwardingTables,
+    count: usize,
+) -> Vec<Vec<u64>> {
+    let count = count.max(1);
+    let mut loads = vec![vec![0u64; graph.edge_count()]; count];
     let n = graph.len();
-    (0..layers.count())
+    for (lid, owner) in lids.iter() {
+        let Some(tree) = lid_tree(fabric, graph, count, owner) else {
+            continue;
+        };
+        if tree.delivery_port == 0 {
+            continue;
+        }
+        let t = tree.switch;
+        for s in (0..n).filter(|&s| s != t && graph.endpoints[s] > 0) {
+            let (mut v, mut steps) = (s, 0);
+            while v != t && steps <= n {
+                let Some(port) = tables.port(graph.nodes[v], lid) else {
+                    break;
+                };
+                let Some(peer) = fabric.peer(PortRef {
+                    node: graph.nodes[v],
+                    port,
+                }) else {
+                    break;
+                };
+                let w = graph.index_of[peer.node.index()];
+                let Some(e) = (w != NONE)
+                    .then(|| graph.edge_between(v, w as usize))
+                    .flatten()
+                else {
+                    break;
+                };
+                loads[tree.layer][e] += u64::from(graph.endpoints[s]);
+                v = w as usize;
+                steps += 1;
+            }
+        }
+    }
+    loads
+}
+
+fn layer_loads_by(
+    graph: &RoutingGraph,
+    count: usize,
+    next: impl Fn(usize, usize, usize, ()) -> Option<usize>,
+) -> Vec<Vec<u64>> {
+    let n = graph.len();
+    (0..count)
         .map(|l| {
             let mut loads = vec![0u64; graph.edge_count()];
             for t in (0..n).filter(|&t| graph.endpoints[t] > 0) {
@@ -62,7 +124,7 @@ pub fn layer_loads(graph: &RoutingGraph, layers: &Layers) -> Vec<Vec<u64>> {
                     let mut v = s;
                     let mut steps = 0;
                     while v != t && steps <= n {
-                        let Some(e) = layers.next_edge(l, v, t) else {
+                        let Some(e) = next(l, v, t, ()) else {
                             break;
                         };
                         loads[e] += routes;

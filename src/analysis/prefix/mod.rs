@@ -42,7 +42,7 @@ use crate::rng::Rng;
 use crate::topology::UNREACHABLE;
 use paths::HostPaths;
 
-pub use balance::{PrefixBalance, layer_loads, prefix_balance};
+pub use balance::{PrefixBalance, layer_loads, prefix_balance, table_layer_loads};
 
 /// What the prefix throughput samples and solves.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,200 @@
+//! Forwarding tables that spread the LIDs of one destination switch over its equal-cost next
+//! hops and parallel cables, as fat-tree routings spread destinations (d-mod-k).
+//!
+//! A layer is a tree per destination *switch*, so without this every host of a leaf is reached
+//! over the same spine in a layer and every cable between two switches is one routing edge:
+//! on a two-level fat tree with one spine per host of a leaf, layer 0 then carries a pairing of
+//! leaves at one sixth of what minhop's tables carry. On a hierarchical fabric
+//! ([`Hierarchy`]), each LID gets its own tree instead: a switch whose route in the layer's
+//! tree is minimal (all the way, so every route keeps its hop count) takes, for the j-th LID of the destination in layer l (LIDs in order), the
+//! (j + l)-th of its channels towards a switch one hop closer — cables counted round the
+//! next-hop switches first, so consecutive LIDs take different switches before they take a
+//! second cable to one; switches nearer the destination divide j + l by the choices made
+//! farther out first (d-mod-k's digits), so a spine spreads the LIDs a leaf sent it over its
+//! parallel cables down. Every source picks the same channel for a LID, so each cable down
+//! into a leaf carries its share of that leaf's hosts.
+//!
+//! Every route stays one the deadlock scheme covers: switches are settled in the order of
+//! their depth in the layer's tree, each only onto already settled ones (loop-free); given the
+//! cable order of the lanes by port pair, a channel is taken only if the route it starts stays
+//! unimodal, and a LID whose tree cannot be completed so keeps the layer's tree. The schemes
+//! that assign path SLs (DFSSSP, colouring) read the tables, so they see these routes.
+
+use super::cable_order::{CableOrder, Shape};
+use super::graph::RoutingGraph;
+use super::hierarchy::Hierarchy;
+use super::layers::Layers;
+use super::lft::ForwardingTables;
+use super::lids::LidTable;
+use super::tables::{forwarding_tables, lid_tree};
+use crate::topology::Fabric;
+use std::collections::BTreeMap;
+
+/// The forwarding tables of `layers`, spread per LID on hierarchical fabrics; on other fabrics
+/// exactly [`forwarding_tables`]. `order` is the cable order every route must stay unimodal in
+/// (lanes by port pair), `None` when any loop-free route is covered.
+pub fn spread_forwarding_tables(
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    layers: &Layers,
+    lids: &LidTable,
+    order: Option<&CableOrder>,
+) -> ForwardingTables {
+    let mut tables = forwarding_tables(fabric, graph, layers, lids);
+    if Hierarchy::recognise(graph).is_none() {
+        return tables;
+    }
+    // LIDs per (destination switch, layer, a switch's own LID?), in LID order: j is the
+    // position.
+    let mut groups: BTreeMap<(usize, usize, bool), Vec<u16>> = BTreeMap::new();
+    for (lid, owner) in lids.iter() {
+        if let Some(tree) = lid_tree(fabric, graph, layers.count(), owner) {
+            groups
+                .entry((tree.switch, tree.layer, tree.delivery_port == 0))
+                .or_default()
+                .push(lid);
+        }
+    }
+    let mut scratch = Scratch::new(graph.len());
+    for (&(t, layer, own), group) in &groups {
+        scratch.settle_order(graph, layers, layer, t);
+        for (j, &lid) in group.iter().enumerate() {
+            // Destination switch t's LIDs start t·|group| channels on, so that where a switch
+            // has more channels than a destination has LIDs (parallel cables) the
+            // destinations take different ones.
+            // Switches' own LIDs (management traffic only) all take each switch's first
+            // channel: routes between two top switches then all go down to one leaf and up
+            // again, while spread they would go over different leaves and close cycles of
+            // channel dependencies with the hosts' routes that one VL cannot break.
+            let k = if own { 0 } else { j + layer + t * group.len() };
+            if scratch.spread(graph, layers, layer, t, k, order) {
+                for &s in &scratch.settled {
+                    if s != t {
+                        let (_, port) = scratch.channel[s];
+                        tables.set(graph.nodes[s], lid, port);
+                    }
+                }
+            }
+        }
+    }
+    tables
+}
+
+/// Per destination tree: the settle order, and per LID each switch's chosen channel and the
+/// shape of its route.
+struct Scratch {
+    /// Switches that reach the destination in the layer's tree, by depth in it.
+    settled: Vec<usize>,
+    channel: Vec<(usize, u8)>,
+    shape: Vec<Option<Shape>>,
+    channels: Vec<(usize, u8)>,
+}
+
+impl Scratch {
+    fn new(n: usize) -> Self {
+        Self {
+            settled: Vec::with_capacity(n),
+            channel: vec![(usize::MAX, 0); n],
+            shape: vec![None; n],
+            channels: Vec::new(),
+        }
+    }
+
+    /// Orders the switches routed to `t` in `layer` by their hop count in its tree.
+    fn settle_order(&mut self, graph: &RoutingGraph, layers: &Layers, layer: usize, t: usize) {
+        self.settled.clear();
+        self.settled
+            .extend((0..graph.len()).filter(|&s| layers.is_routed(layer, s, t)));
+        self.settled
+            .sort_by_key(|&s| layers.hops(layer, s, t).unwrap_or(0));
+    }
+
+    /// Chooses every settled switch's channel for the LID with spreading index `k`; false when
+    /// some switch has no channel that keeps its route unimodal in `order` (the LID then keeps
+    /// the layer's tree).
+    fn spread(
+        &mut self,
+        graph: &RoutingGraph,
+        layers: &Layers,
+        layer: usize,
+        t: usize,
+        k: usize,
+        order: Option<&CableOrder>,
+    ) -> bool {
+        for &s in &self.settled {
+            self.shape[s] = None;
+        }
+        self.shape[t] = Some(Shape::Root);
+        let dist = graph.dist_to(t);
+        // d-mod-k's digits: a switch at distance d divides k by the choices of next switch
+        // made farther out (the most minimal next switches of any switch at each larger
+        // distance), so switches one hop down spread the LIDs that one upstream choice sent
+        // them over their own choices instead of repeating it.
+        let far = self
+            .settled
+            .iter()
+            .map(|&s| usize::from(dist[s]))
+            .max()
+            .unwrap_or(0);
+        let mut width = vec![1usize; far + 2];
+        for &s in &self.settled {
+            let minimal = graph
+                .edges(s)
+                .filter(|&e| dist[graph.edge_to[e] as usize] + 1 == dist[s])
+                .count();
+            let d = usize::from(dist[s]);
+            width[d] = width[d].max(minimal);
+        }
+        let mut divisor = vec![1usize; far + 2];
+        for d in (0..=far).rev() {
+            divisor[d] = divisor[d + 1].saturating_mul(width[d + 1]);
+        }
+        for i in 1..self.settled.len() {
+            let s = self.settled[i];
+            let tree = layers.next_edge(layer, s, t).expect("settled");
+            // Only a route minimal all the way is spread, so every route keeps its length.
+            let minimal = layers.hops(layer, s, t) == Some(dist[s]);
+            self.channels.clear();
+            let mut next: Vec<usize> = if minimal {
+                graph
+                    .edges(s)
+                    .filter(|&e| dist[graph.edge_to[e] as usize] + 1 == dist[s])
+                    .collect()
+            } else {
+                vec![tree]
+            };
+            next.retain(|&e| {
+                let head = graph.edge_to[e] as usize;
+                match self.shape[head] {
+                    None => false,
+                    Some(shape) => order.is_none_or(|order| shape.accepts(order, e)),
+                }
+            });
+            let most = next
+                .iter()
+                .map(|&e| graph.ports(e).len())
+                .max()
+                .unwrap_or(0);
+            for c in 0..most {
+                for &e in &next {
+                    if let Some(&port) = graph.ports(e).get(c) {
+                        self.channels.push((e, port));
+                    }
+                }
+            }
+            if self.channels.is_empty() {
+                return false;
+            }
+            let index = k / divisor[usize::from(dist[s])];
+            let (e, port) = self.channels[index % self.channels.len()];
+            self.channel[s] = (e, port);
+            let head = graph.edge_to[e] as usize;
+            let shape = self.shape[head].expect("settled before");
+            self.shape[s] = Some(order.map_or(Shape::Root, |order| shape.extend(order, e)));
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests;

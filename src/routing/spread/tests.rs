@@ -1,0 +1,188 @@
+//! The spread tables on fat trees, judged by what they carry: the analyser's all-to-all
+//! throughput of layer 0 against the optimum of minimal routing worked out here from the
+//! cable counts, the independent deadlock verifier on every SL, and Slim Fly left as it was.
+
+use super::*;
+use crate::analysis::{Options, PrefixOptions, analyze};
+use crate::deadlock::verify::{RouteSls, VerifyOptions, verify};
+use crate::deadlock::{DefaultSl, SchemeChoice, Shortage, route_deadlock_free};
+use crate::routing::{RoutingConfig, assign_lids, forwarding_tables, layered};
+use crate::topology::TopologySpec;
+
+/// `spec` with LIDs for `layers` layers.
+fn fabric(spec: &str, layers: usize) -> (Fabric, LidTable, RoutingGraph) {
+    let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
+    assign_lids(&mut fabric, layers.trailing_zeros() as u8).unwrap();
+    let lids = LidTable::from_fabric(&fabric).unwrap();
+    let graph = RoutingGraph::new(&fabric);
+    (fabric, lids, graph)
+}
+
+/// The all-to-all throughput (units of a host link) of the best minimal routing of a
+/// two-level fat tree, from the cables alone: every host sends 1/(N − 1) of its rate to each
+/// other host; of a leaf's h hosts' traffic, the part to the other N − h hosts leaves over its
+/// spines × links cables (and the same part arrives over them), so at best the uplinks carry
+/// h (N − h) / ((N − 1) spines links) each, and the host links carry 1.
+fn minimal_optimum(leaves: usize, spines: usize, links: usize, hosts: usize) -> f64 {
+    let n = (leaves * hosts) as f64;
+    let h = hosts as f64;
+    let per_cable = h * (n - h) / ((n - 1.0) * (spines * links) as f64);
+    1.0f64.min(1.0 / per_cable)
+}
+
+/// Every two-level fat tree of a range where d-mod-k reaches the optimum: hosts per leaf at
+/// most the cables up, or a multiple of them.
+fn fat_trees() -> Vec<(usize, usize, usize, usize)> {
+    let mut trees = Vec::new();
+    for leaves in [2, 3, 5] {
+        for spines in 1..=4 {
+            for links in 1..=3 {
+                for hosts in [1, 2, 3, 4, 6, 8] {
+                    let up = spines * links;
+                    if hosts <= up || hosts % up == 0 {
+                        trees.push((leaves, spines, links, hosts));
+                    }
+                }
+            }
+        }
+    }
+    trees
+}
+
+fn spec((leaves, spines, links, hosts): (usize, usize, usize, usize)) -> String {
+    format!("fattree:leaves={leaves},spines={spines},links-per-pair={links},hosts-per-leaf={hosts}")
+}
+
+#[test]
+fn layer_0_of_fat_trees_carries_all_to_all_at_the_minimal_optimum_and_is_deadlock_free_on_every_sl()
+{
+    for tree in fat_trees() {
+        let spec = spec(tree);
+        for layers in [1, 4] {
+            let (fabric, lids, graph) = fabric(&spec, layers);
+            let config = RoutingConfig {
+                layers,
+                ..RoutingConfig::default()
+            };
+            let done = route_deadlock_free(
+                &fabric,
+                &lids,
+                &graph,
+                &config,
+                &SchemeChoice::Auto.schemes(8),
+                Shortage::Fail,
+            )
+            .unwrap_or_else(|e| panic!("{spec}: {e}"));
+            let report = analyze(
+                &fabric,
+                &lids,
+                &done.tables,
+                &Options {
+                    prefix: Some(PrefixOptions {
+                        samples: 1,
+                        worst: false,
+                        ..PrefixOptions::default()
+                    }),
+                    ..Options::default()
+                },
+            );
+            assert!(report.is_complete(), "{spec}: {report}");
+            let first = &report.prefix.expect("asked for").prefixes[0];
+            let (leaves, spines, links, hosts) = tree;
+            let optimum = minimal_optimum(leaves, spines, links, hosts);
+            assert!(
+                (first.all_to_all - optimum).abs() < 1e-9,
+                "{spec}, {layers} layers: layer 0 all-to-all {} against the optimum {optimum}",
+                first.all_to_all
+            );
+            let verdict = verify(
+                &fabric,
+                &lids,
+                &done.tables,
+                &DefaultSl(0),
+                &done.sl2vl,
+                &VerifyOptions {
+                    sls: RouteSls::EverySl,
+                    ..VerifyOptions::default()
+                },
+            );
+            assert!(verdict.is_deadlock_free(), "{spec}: {verdict}");
+        }
+    }
+}
+
+#[test]
+fn spread_routes_are_minimal_and_keep_every_hop_count_of_the_layers() {
+    for tree in [(4, 3, 2, 6), (5, 2, 3, 4)] {
+        let spec = spec(tree);
+        let (fabric, lids, graph) = fabric(&spec, 4);
+        let config = RoutingConfig {
+            layers: 4,
+            ..RoutingConfig::default()
+        };
+        let layers = layered::route(&graph, &config);
+        let tables = spread_forwarding_tables(&fabric, &graph, &layers, &lids, None);
+        let report = analyze(&fabric, &lids, &tables, &Options::default());
+        assert!(report.is_complete(), "{spec}: {report}");
+        for paths in &report.paths {
+            assert_eq!(paths.minimal, paths.paths, "{spec} layer {}", paths.layer);
+        }
+    }
+}
+
+#[test]
+fn tables_of_fabrics_that_are_not_hierarchies_are_the_layers_own() {
+    for spec in ["slimfly:q=5", "polarfly:q=5"] {
+        let (fabric, lids, graph) = fabric(spec, 2);
+        let config = RoutingConfig {
+            layers: 2,
+            ..RoutingConfig::default()
+        };
+        let layers = layered::route(&graph, &config);
+        assert_eq!(
+            spread_forwarding_tables(&fabric, &graph, &layers, &lids, None),
+            forwarding_tables(&fabric, &graph, &layers, &lids),
+            "{spec}"
+        );
+    }
+}
+
+#[test]
+fn fat_trees_on_one_vl_stay_deadlock_free_with_dfsssp_on_every_sl() {
+    // One VL: no lane can break a cycle, so the spread routes themselves must have none.
+    for tree in [
+        (2, 1, 1, 2),
+        (4, 2, 1, 2),
+        (5, 3, 2, 6),
+        (6, 4, 1, 4),
+        (3, 4, 3, 8),
+    ] {
+        let spec = spec(tree);
+        let (fabric, lids, graph) = fabric(&spec, 4);
+        let config = RoutingConfig {
+            layers: 4,
+            ..RoutingConfig::default()
+        };
+        let done = route_deadlock_free(
+            &fabric,
+            &lids,
+            &graph,
+            &config,
+            &SchemeChoice::Dfsssp.schemes(1),
+            Shortage::Fail,
+        )
+        .unwrap_or_else(|e| panic!("{spec}: {e}"));
+        let verdict = verify(
+            &fabric,
+            &lids,
+            &done.tables,
+            &DefaultSl(0),
+            &done.sl2vl,
+            &VerifyOptions {
+                sls: RouteSls::EverySl,
+                ..VerifyOptions::default()
+            },
+        );
+        assert!(verdict.is_deadlock_free(), "{spec}: {verdict}");
+    }
+}
