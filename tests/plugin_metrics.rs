@@ -26,18 +26,31 @@ fn sample(text: &str, key: &str) -> f64 {
 }
 
 /// The metrics file, checked by promtool and against `ibfabric metrics` on the sweep log;
-/// returns it and the sweep log's records.
+/// returns it and the sweep log's records. The plugin appends to the sweep log and then
+/// rewrites the metrics file at the end of every pass, and OpenSM may sweep again while the two
+/// are read: a copy of the log and the metrics file are read again (for up to 15 s) until they
+/// are of the same pass; the last pair read must then agree.
 fn read_back(metrics: &Path, sweeps: &Path, when: &str) -> (String, Vec<SweepRecord>) {
-    let text = std::fs::read_to_string(metrics).unwrap();
+    let copy = sweeps.with_extension("read.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let (log, text, rendered) = loop {
+        let log = std::fs::read_to_string(sweeps).unwrap();
+        std::fs::write(&copy, &log).unwrap();
+        let text = std::fs::read_to_string(metrics).unwrap();
+        let out = ibfabric(&["metrics", "--sweep-log", copy.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let rendered = String::from_utf8(out.stdout).unwrap();
+        if rendered == text || std::time::Instant::now() > deadline {
+            break (log, text, rendered);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
     common::promtool::check_metrics(&text, &format!("the plugin's metrics_file {when}"));
-    let out = ibfabric(&["metrics", "--sweep-log", sweeps.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
-        text,
+        rendered, text,
         "{when}: the plugin's metrics are those of its sweep log"
     );
-    let records = parse_sweep_log(&std::fs::read_to_string(sweeps).unwrap()).unwrap();
+    let records = parse_sweep_log(&log).unwrap();
     (text, records)
 }
 

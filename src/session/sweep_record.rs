@@ -316,6 +316,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn times_read_back_are_the_times_written_to_the_last_bit() {
+        // Seconds since the epoch with the sub-microsecond digits a clock gives: the metrics
+        // file renders the value written, `ibfabric metrics --sweep-log` the value read back.
+        let mut rng = crate::rng::Rng::new(7);
+        for _ in 0..10_000 {
+            let time = 1.7e9 + rng.below(100_000_000) as f64 + rng.below(1 << 30) as f64 / 1e9;
+            let line = SweepRecord::failed("x", Duration::from_millis(1), time).line();
+            let read = parse_sweep_log(&line).unwrap();
+            assert_eq!(read[0].time.to_bits(), time.to_bits(), "{line}");
+        }
+        let seen = 1_795_814_984.516_916_5;
+        let line = SweepRecord::failed("x", Duration::from_millis(1), seen).line();
+        assert_eq!(parse_sweep_log(&line).unwrap()[0].time, seen);
+    }
+
+    #[test]
     fn a_failed_pass_is_one_json_line_naming_the_error() {
         let line = SweepRecord::failed("no switches", Duration::from_millis(3), 1.5).line();
         assert!(line.ends_with('\n'));
