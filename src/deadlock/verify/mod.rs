@@ -182,29 +182,64 @@ fn check(
         loops += part.loops;
         checked += part.routes;
     }
+    conclude(
+        routes,
+        deps,
+        Scanned {
+            routes: checked,
+            broken,
+            loops,
+            dropped,
+        },
+        multicast,
+        [Some(sl2vl), None],
+        options,
+    )
+}
+
+/// What the scan of the unicast routes found, before the multicast groups are added.
+struct Scanned {
+    routes: u64,
+    broken: BrokenRoutes,
+    loops: usize,
+    dropped: BrokenRoutes,
+}
+
+/// The verdict on `deps`, the unicast routes' dependencies, once the copies of every multicast
+/// group are added (their hops take the lanes of the `sl2vls` given: one table for a snapshot,
+/// the new and the old for a change): the first cycle and its components, and the counts. A
+/// snapshot and a change end alike.
+fn conclude(
+    routes: Routes<'_, '_>,
+    mut deps: Dependencies,
+    scanned: Scanned,
+    multicast: Option<&Multicast<'_>>,
+    sl2vls: [Option<&Sl2VlTables>; 2],
+    options: &VerifyOptions,
+) -> Verdict {
+    let net = routes.net;
+    let cap = options.max_listed;
+    let Scanned {
+        routes: checked,
+        broken,
+        loops,
+        mut dropped,
+    } = scanned;
     let multicast_counts = multicast.map(|m| {
         let (dependencies, channels) = (deps.count(), deps.used.iter().filter(|&&u| u).count());
         let index = deps.index;
         let mlids = m.tables.mlids();
         for &mlid in &mlids {
-            replicate(
-                &net,
-                [Some(sl2vl), None],
-                &index,
-                m,
-                options.sls,
-                mlid,
-                |hop| match hop {
-                    Hop::Dependency { a, x, b, y } => deps.add(net.turn(a, b), a, x, b, y),
-                    Hop::Start { b, y } => deps.used[b as usize * deps.nv + y] = true,
-                    Hop::Dropped(what) => {
-                        dropped.count += 1;
-                        if dropped.examples.len() < cap {
-                            dropped.examples.push(what);
-                        }
+            replicate(net, sl2vls, &index, m, options.sls, mlid, |hop| match hop {
+                Hop::Dependency { a, x, b, y } => deps.add(net.turn(a, b), a, x, b, y),
+                Hop::Start { b, y } => deps.used[b as usize * deps.nv + y] = true,
+                Hop::Dropped(what) => {
+                    dropped.count += 1;
+                    if dropped.examples.len() < cap {
+                        dropped.examples.push(what);
                     }
-                },
-            );
+                }
+            });
         }
         MulticastCounts {
             groups: mlids.len(),
@@ -213,7 +248,7 @@ fn check(
             channels: deps.used.iter().filter(|&&u| u).count() - channels,
         }
     });
-    let (cycle, cyclic_components) = match find_cycle(&net, &deps) {
+    let (cycle, cyclic_components) = match find_cycle(net, &deps) {
         None => (None, Vec::new()),
         Some(first) => {
             let found = Found {

@@ -42,12 +42,11 @@ pub(super) use names::name_destinations;
 
 use serde::{Deserialize, Serialize};
 
-use super::VerifyOptions;
-use super::cycles::{Found, find_cycle};
 use super::dependencies::Dependencies;
-use super::multicast::{Hop, Multicast, replicate};
+use super::multicast::Multicast;
 use super::routes::{Old, Routes};
-use super::verdict::{MulticastCounts, Verdict};
+use super::verdict::Verdict;
+use super::{Scanned, VerifyOptions, conclude};
 use crate::deadlock::network::{BrokenRoutes, Channels, Traffic, chunks, threads};
 use crate::deadlock::path_sl::PathSl;
 use crate::deadlock::sl2vl::Sl2VlTables;
@@ -191,74 +190,25 @@ pub fn verify_transition(
             sls: m.sls,
             default_sl: m.default_sl,
         });
-    let multicast_counts = multicast.as_ref().map(|m| {
-        let (dependencies, channels) = (deps.count(), deps.used.iter().filter(|&&u| u).count());
-        let index = deps.index;
-        let mlids = m.tables.mlids();
-        for &mlid in &mlids {
-            let sl2vls = [Some(after.sl2vl), Some(before.sl2vl)];
-            replicate(
-                &net,
-                sl2vls,
-                &index,
-                m,
-                options.sls,
-                mlid,
-                |hop| match hop {
-                    Hop::Dependency { a, x, b, y } => deps.add(net.turn(a, b), a, x, b, y),
-                    Hop::Start { b, y } => deps.used[b as usize * deps.nv + y] = true,
-                    Hop::Dropped(what) => {
-                        dropped.count += 1;
-                        if dropped.examples.len() < cap {
-                            dropped.examples.push(what);
-                        }
-                    }
-                },
-            );
-        }
-        MulticastCounts {
-            groups: mlids.len(),
-            entries: m.tables.len(),
-            dependencies: deps.count() - dependencies,
-            channels: deps.used.iter().filter(|&&u| u).count() - channels,
-        }
-    });
-    let (cycle, cyclic_components) = match find_cycle(&net, &deps) {
-        None => (None, Vec::new()),
-        Some(first) => {
-            let found = Found {
-                routes,
-                deps: &deps,
-                multicast: multicast.as_ref(),
-            };
-            let mut components = found.components(first);
-            (components[0].cycle.take(), components)
-        }
-    };
-    let mut vls: Vec<u8> = (0..deps.vl_of.len())
-        .filter(|&x| (0..net.links.len()).any(|l| deps.used[l * deps.nv + x]))
-        .map(|x| deps.vl_of[x])
-        .collect();
-    vls.sort_unstable();
+    let mixtures = conclude(
+        routes,
+        deps,
+        Scanned {
+            routes: checked,
+            broken,
+            loops: looping,
+            dropped,
+        },
+        multicast.as_ref(),
+        [Some(after.sl2vl), Some(before.sl2vl)],
+        options,
+    );
     TransitionVerdict {
         changed_entries: changed,
         old_entries_dropped: old_dropped,
         looping_lids: looping,
         loops,
-        mixtures: Verdict {
-            sources: net.sources.len(),
-            destinations: net.dests.len(),
-            routes: checked,
-            channels: deps.used.iter().filter(|&&u| u).count(),
-            dependencies: deps.count(),
-            vls,
-            broken,
-            loops: looping,
-            dropped,
-            cycle,
-            cyclic_components,
-            multicast: multicast_counts,
-        },
+        mixtures,
     }
 }
 
