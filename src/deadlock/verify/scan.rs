@@ -2,10 +2,9 @@
 //! that reach it, and their tails.
 
 use super::dependencies::Dependencies;
-use super::routes::{Routes, each_sl};
+use super::routes::Routes;
 use super::walker::Walker;
 use crate::deadlock::network::BrokenRoutes;
-use crate::deadlock::sl2vl::SLS;
 use crate::routing::walk::{BrokenKind, DestWalk, NONE};
 
 /// What one thread found for its destinations.
@@ -56,38 +55,7 @@ pub(super) fn scan(routes: Routes<'_, '_>, mapped: u16, range: std::ops::Range<u
             if out == NONE {
                 continue; // the switch's own LID: no channel after the sources' first one
             }
-            let node = net.switches[s];
-            if let Some(sls) = routes.sls_from_switch(node, dest.lid) {
-                // The SLs per first-hop VL index: SLs that enter the first link on one lane
-                // follow their tails together.
-                let mut on_vl = [0u16; SLS];
-                for sl in each_sl(sls) {
-                    let mut mask = walker.first_hop(s, out, sl);
-                    while mask != 0 {
-                        on_vl[mask.trailing_zeros() as usize] |= 1 << sl;
-                        mask &= mask - 1;
-                    }
-                }
-                for (x, &sls) in on_vl.iter().enumerate() {
-                    if sls != 0 {
-                        walker.tail(&tree, di as u32, out, x, sls);
-                    }
-                }
-            } else {
-                for src in sources {
-                    if src.port == dest.port {
-                        continue;
-                    }
-                    for sl in each_sl(routes.sls(src.lid, dest.lid)) {
-                        let mut xs = walker.source_hop(s, src, out, sl);
-                        while xs != 0 {
-                            let x = xs.trailing_zeros() as usize;
-                            xs &= xs - 1;
-                            walker.tail(&tree, di as u32, out, x, 1 << sl);
-                        }
-                    }
-                }
-            }
+            walker.enter(&tree, routes, di, s, out);
         }
     }
     Scan {

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::dependencies::Dependencies;
-use super::routes::{by_lane, each_sl};
+use super::routes::{Routes, by_lane, each_sl};
 use crate::deadlock::network::{BrokenRoutes, Channels, Source};
 use crate::deadlock::sl2vl::{SLS, Sl2VlTables, SlVlRow, VL15};
 use crate::routing::walk::{DestWalk, NONE};
@@ -117,6 +117,51 @@ impl<'n, 'a> Walker<'n, 'a> {
             NO_VL
         } else {
             deps.index[usize::from(vl & 15)]
+        }
+    }
+
+    /// Follows the routes of the sources at switch `s` towards destination `di` that leave on
+    /// link `out`, through `hops`: with SLs per switch (the path SLs are the switch's), the SLs
+    /// that enter `out` on one lane share their tail; otherwise each source on each of its SLs.
+    pub(super) fn enter(
+        &mut self,
+        hops: &impl NextHops,
+        routes: Routes<'_, '_>,
+        di: usize,
+        s: usize,
+        out: u32,
+    ) {
+        let net = routes.net;
+        let dest = &net.dests[di];
+        let node = net.switches[s];
+        if let Some(sls) = routes.sls_from_switch(node, dest.lid) {
+            let mut on_vl = [0u16; SLS];
+            for sl in each_sl(sls) {
+                let mut mask = self.first_hop(s, out, sl);
+                while mask != 0 {
+                    on_vl[mask.trailing_zeros() as usize] |= 1 << sl;
+                    mask &= mask - 1;
+                }
+            }
+            for (x, &sls) in on_vl.iter().enumerate() {
+                if sls != 0 {
+                    self.tail(hops, di as u32, out, x, sls);
+                }
+            }
+        } else {
+            for src in net.sources_at(s) {
+                if src.port == dest.port {
+                    continue;
+                }
+                for sl in each_sl(routes.sls(src.lid, dest.lid)) {
+                    let mut xs = self.source_hop(s, src, out, sl);
+                    while xs != 0 {
+                        let x = xs.trailing_zeros() as usize;
+                        xs &= xs - 1;
+                        self.tail(hops, di as u32, out, x, 1 << sl);
+                    }
+                }
+            }
         }
     }
 

@@ -4,9 +4,8 @@
 use super::hops::MixedHops;
 use super::{LoopHop, TransitionLoop};
 use crate::deadlock::network::BrokenRoutes;
-use crate::deadlock::sl2vl::SLS;
 use crate::deadlock::verify::dependencies::Dependencies;
-use crate::deadlock::verify::routes::{Old, Routes, each_sl};
+use crate::deadlock::verify::routes::{Old, Routes};
 use crate::deadlock::verify::walker::{NextHops, Walker};
 use crate::routing::walk::NONE;
 
@@ -103,38 +102,7 @@ pub(super) fn walk_sources(
         };
         checked += sources.len() as u64 - own;
         for out in next.into_iter().filter(|&l| l != NONE) {
-            let node = net.switches[s];
-            if let Some(sls) = routes.sls_from_switch(node, dest.lid) {
-                // The SLs per first-hop VL index: SLs that enter the first link on one lane
-                // follow their tails together.
-                let mut on_vl = [0u16; SLS];
-                for sl in each_sl(sls) {
-                    let mut mask = walker.first_hop(s, out, sl);
-                    while mask != 0 {
-                        on_vl[mask.trailing_zeros() as usize] |= 1 << sl;
-                        mask &= mask - 1;
-                    }
-                }
-                for (x, &sls) in on_vl.iter().enumerate() {
-                    if sls != 0 {
-                        walker.tail(hops, di as u32, out, x, sls);
-                    }
-                }
-            } else {
-                for src in sources {
-                    if src.port == dest.port {
-                        continue;
-                    }
-                    for sl in each_sl(routes.sls(src.lid, dest.lid)) {
-                        let mut xs = walker.source_hop(s, src, out, sl);
-                        while xs != 0 {
-                            let x = xs.trailing_zeros() as usize;
-                            xs &= xs - 1;
-                            walker.tail(hops, di as u32, out, x, 1 << sl);
-                        }
-                    }
-                }
-            }
+            walker.enter(hops, routes, di, s, out);
         }
     }
     checked
