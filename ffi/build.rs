@@ -53,6 +53,11 @@ fn main() {
         .allowlist_function("osm_mcast_tbl_set")
         // Registers the `layered` engine from `create` (lives in the opensm executable).
         .allowlist_function("osm_register_external_routing_engine")
+        // Asks the state manager for a sweep: the next pass of a staged change (lives in the
+        // opensm executable).
+        .allowlist_function("osm_sm_sweep")
+        // The event that says a routing pass was confirmed on every switch.
+        .allowlist_var("osm_epi_event_id_t_OSM_EVENT_ID_UCAST_ROUTING_DONE")
         // Hop tables (lid matrices) next to the LFTs; multicast and dumps read them.
         .allowlist_function("osm_switch_set_hops")
         .allowlist_function("osm_switch_clear_hops")

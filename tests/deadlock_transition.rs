@@ -330,42 +330,6 @@ fn from_mfts_without_mfts_is_refused() {
     assert!(stderr(&out).contains("--mfts"), "{}", stderr(&out));
 }
 
-/// `read`'s forwarding and SL-to-VL tables moved onto `fabric` (another discovery of the same
-/// subnet: switches and ports matched by GUID), for the LIDs of `fabric`.
-fn onto(
-    read: &crate::common::readback::ReadBack,
-    fabric: &Fabric,
-) -> (ForwardingTables, ibfabric::deadlock::Sl2VlTables) {
-    let lids = LidTable::from_fabric(fabric).unwrap();
-    let mut tables = ForwardingTables::for_lids(fabric, &lids);
-    let mut sl2vl = ibfabric::deadlock::Sl2VlTables::new(fabric, read.sl2vl.default);
-    for s in read.fabric.switches() {
-        let Some(here) = fabric.node_by_guid(read.fabric.node(s).guid) else {
-            continue;
-        };
-        for (lid, _) in lids.iter() {
-            if let Some(port) = read.tables.port(s, lid) {
-                tables.set(here, lid, port);
-            }
-        }
-        if let Some(t) = read.sl2vl.switch(s) {
-            sl2vl.set_switch(here, t.clone());
-        }
-    }
-    for (port, row) in read.sl2vl.ports() {
-        if let Some(here) = fabric.node_by_guid(read.fabric.node(port.node).guid) {
-            sl2vl.set_port(
-                PortRef {
-                    node: here,
-                    port: port.port,
-                },
-                row,
-            );
-        }
-    }
-    (tables, sl2vl)
-}
-
 /// Under ibsim with the plugin: the tables read back before and after a cable is cut, checked
 /// as a change. Today's repair is not expected to be transition-safe, so only what holds
 /// independently is asserted: the looping LIDs and changed entries are those a separate count
@@ -397,7 +361,7 @@ fn tables_read_back_around_a_cable_cut_under_ibsim_are_checked_as_a_change() {
         sls: RouteSls::EverySl,
         ..VerifyOptions::default()
     };
-    let (old, old_sl2vl) = onto(&before, &after.fabric);
+    let (old, old_sl2vl) = before.onto(&after.fabric);
     let verdict = verify_transition(
         &after.fabric,
         &after.lids,

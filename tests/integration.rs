@@ -43,6 +43,7 @@ mod plugin_restart;
 mod plugin_routing;
 mod plugin_soak;
 mod plugin_sweeps;
+mod plugin_transition;
 mod progress;
 mod rankmap_cli;
 mod rankmap_openmpi;

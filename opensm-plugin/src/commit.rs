@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use ibfabric::routing::{ForwardingTables, NO_PORT};
 use ibfabric::session::{QosAnswers, Routed, prefix_balance_line};
 use opensm_sys::{OSM_NO_PATH, osm_switch_clear_hops, osm_switch_set_hops, osm_switch_t};
 
@@ -36,14 +37,23 @@ pub(crate) struct Pending {
     pub(crate) path_sl_dump: Option<PathBuf>,
     /// A fault to inject while writing (testing aid).
     pub(crate) fault: Option<Fault>,
+    /// Whether a change is written in passes (`staged_transitions`).
+    pub(crate) staged: bool,
+    /// The wait between a confirmed drop pass and the next pass.
+    pub(crate) drain: Duration,
 }
 
-/// Checks every entry against the switches' tables, then writes them all.
+/// Checks every entry against the switches' tables, then writes them all: the routing's
+/// entries, or with `drop_pass` that pass's tables (the routing's hops in both cases).
 ///
 /// # Safety
 /// The switch objects must be live and not used by anyone else during the call.
-pub(crate) unsafe fn write(pending: &Pending, written: &mut bool) -> Result<(), String> {
-    for ((_, entries), &SwitchPtr(sw)) in pending.routed.switches.iter().zip(&pending.switches) {
+pub(crate) unsafe fn write(
+    pending: &Pending,
+    drop_pass: Option<&ForwardingTables>,
+    written: &mut bool,
+) -> Result<(), String> {
+    for ((id, entries), &SwitchPtr(sw)) in pending.routed.switches.iter().zip(&pending.switches) {
         // SAFETY: live switch (caller).
         let (max_lid, lft_size, num_ports, new_lft) = unsafe {
             (
@@ -67,13 +77,18 @@ pub(crate) unsafe fn write(pending: &Pending, written: &mut bool) -> Result<(), 
                 return Err(format!("port {} beyond the switch's {num_ports}", e.port));
             }
         }
+        if let Some(row) = drop_pass.map(|t| t.table(*id))
+            && let Some(port) = row.iter().find(|&&p| p != NO_PORT && p >= num_ports)
+        {
+            return Err(format!("port {port} beyond the switch's {num_ports}"));
+        }
     }
     if pending.fault == Some(Fault::WriteError) {
         return Err("debug_fault write_error is set in the configuration".into());
     }
     *written = true;
     let half = pending.switches.len() / 2;
-    for (i, ((_, entries), &SwitchPtr(sw))) in pending
+    for (i, ((id, entries), &SwitchPtr(sw))) in pending
         .routed
         .switches
         .iter()
@@ -83,10 +98,20 @@ pub(crate) unsafe fn write(pending: &Pending, written: &mut bool) -> Result<(), 
         if i == half && pending.fault == Some(Fault::WritePanic) {
             panic!("debug_fault write_panic is set in the configuration");
         }
+        if let Some(row) = drop_pass.map(|t| t.table(*id)) {
+            // SAFETY: live switch (caller); `new_lft` has `lft_size` bytes (osm_switch.c:
+            // osm_switch_prepare_path_rebuild), and at most that many are copied.
+            unsafe {
+                let len = row.len().min(usize::from((*sw).lft_size));
+                std::ptr::copy_nonoverlapping(row.as_ptr(), (*sw).new_lft, len);
+            }
+        }
         for e in entries {
-            // SAFETY: live switch (caller); `e.lid < lft_size` was checked above, and
-            // `new_lft` has `lft_size` bytes (osm_switch.c: osm_switch_prepare_path_rebuild).
-            unsafe { *(*sw).new_lft.add(usize::from(e.lid)) = e.port };
+            if drop_pass.is_none() {
+                // SAFETY: live switch (caller); `e.lid < lft_size` was checked above, and
+                // `new_lft` has `lft_size` bytes (osm_switch.c: osm_switch_prepare_path_rebuild).
+                unsafe { *(*sw).new_lft.add(usize::from(e.lid)) = e.port };
+            }
             // SAFETY: live switch; lid and port are in range (checked above).
             let status = unsafe { osm_switch_set_hops(sw, e.lid, e.port, e.hops) };
             if status != 0 {

@@ -17,6 +17,8 @@
 //! sweep_log: /var/log/opensm-layered.jsonl  # one JSON line per routing pass (default: none)
 //! reoptimise_file: /var/cache/opensm/layered.reoptimise  # exists: route in full once (default: none)
 //! metrics_file: /var/lib/prometheus/node-exporter/opensm-layered.prom  # Prometheus metrics (default: none)
+//! staged_transitions: true  # write changes in passes safe at every instant (default: true)
+//! transition_drain_ms: 500  # wait between the passes (default: from OpenSM's packet_life_time)
 //! ```
 //!
 //! The value names and the defaults are those of `ibfabric route` (`ibfabric::options`), except
@@ -96,11 +98,24 @@ pub struct Config {
     /// in force as Prometheus metrics (`metrics_file`), for node_exporter's textfile
     /// collector.
     pub metrics_file: Option<String>,
+    /// Whether a change of the tables reaches the switches in passes that are loop-free and
+    /// deadlock-free whatever order OpenSM writes them in (`session::transition`): first the
+    /// changed entries dropped, then the new ones. `false` writes every change at once, as
+    /// OpenSM's own engines do.
+    pub staged_transitions: bool,
+    /// Milliseconds between a confirmed drop pass and the pass that installs the new entries,
+    /// for the packets sent along the dropped entries to leave the fabric; `None`: the switch
+    /// lifetime OpenSM programs (`packet_life_time`) times the hops of the longest route.
+    pub transition_drain_ms: Option<u64>,
     /// Testing aid (feature `debug-fault`): a fault injected into a routing callback, to
     /// exercise the fallback.
     #[cfg(feature = "debug-fault")]
     pub debug_fault: Option<Fault>,
 }
+
+/// The longest wait between the passes of a change the configuration may ask for: longer would
+/// leave routes dropped for longer than any switch keeps a packet.
+pub const MAX_DRAIN_MS: u64 = 600_000;
 
 /// The defaults of the options where the plugin and `ibfabric route` differ (and why).
 const PLUGIN_DEFAULTS: FrontEndDefaults = FrontEndDefaults::PLUGIN;
@@ -123,6 +138,8 @@ impl Default for Config {
             sweep_log: None,
             reoptimise_file: None,
             metrics_file: None,
+            staged_transitions: true,
+            transition_drain_ms: None,
             #[cfg(feature = "debug-fault")]
             debug_fault: None,
         }
@@ -223,7 +240,8 @@ impl Config {
     /// The keys a routing depends on, the others at their defaults: a routing made under other
     /// routing keys is never reused or repaired, while the files the plugin writes or reads
     /// beside the routing (`sweep_log`, `metrics_file`, `path_sl_dump`, `cabling_plan`,
-    /// `reoptimise_file`) can be changed without routing the subnet again.
+    /// `reoptimise_file`) and how a change is written (`staged_transitions`,
+    /// `transition_drain_ms`) can be changed without routing the subnet again.
     pub fn routing_keys(&self) -> Self {
         Self {
             layers: self.layers,
@@ -266,7 +284,8 @@ impl Config {
             "layers: {layers}, seed: {}, algorithm: {algorithm}, min_extra_hops: {}, \
              max_hops: {}, keep_percent: {}, deadlock: {deadlock}, vls: {vls}, \
              on_vl_shortage: {shortage}, cabling_plan: {}, path_sl_dump: {}, sweep_log: {}, \
-             reoptimise_file: {}, metrics_file: {}",
+             reoptimise_file: {}, metrics_file: {}, staged_transitions: {}, \
+             transition_drain_ms: {}",
             self.seed,
             self.min_extra_hops,
             self.max_hops,
@@ -276,6 +295,9 @@ impl Config {
             self.sweep_log.as_deref().unwrap_or("none"),
             self.reoptimise_file.as_deref().unwrap_or("none"),
             self.metrics_file.as_deref().unwrap_or("none"),
+            self.staged_transitions,
+            self.transition_drain_ms
+                .map_or("the switch lifetime".to_string(), |ms| ms.to_string()),
         );
         match self.fault() {
             Some(fault) => line + &format!(", debug_fault: {}", fault.name()),
@@ -311,6 +333,13 @@ impl Config {
             && !(1..=MAX_VLS).contains(&vls)
         {
             return Err(invalid(format!("vls {vls} is not in 1..={MAX_VLS}")));
+        }
+        if let Some(ms) = config.transition_drain_ms
+            && ms > MAX_DRAIN_MS
+        {
+            return Err(invalid(format!(
+                "transition_drain_ms {ms} is more than {MAX_DRAIN_MS} (ten minutes)"
+            )));
         }
         if config.keep_percent == 0 || config.keep_percent > 100 {
             return Err(invalid(format!(
@@ -421,6 +450,8 @@ mod tests {
             "sweep_log",
             "reoptimise_file",
             "metrics_file",
+            "staged_transitions",
+            "transition_drain_ms",
         ] {
             assert!(summary.contains(&format!("{key}: ")), "{key}: {summary}");
         }
@@ -443,10 +474,31 @@ mod tests {
             .collect();
         let config = Config::parse("layered.yaml", &uncommented)
             .unwrap_or_else(|e| panic!("{e}:\n{uncommented}"));
-        assert_eq!(uncommented.lines().count(), 14, "{uncommented}");
+        assert_eq!(uncommented.lines().count(), 16, "{uncommented}");
+        assert_eq!(
+            config.staged_transitions,
+            Config::default().staged_transitions
+        );
         assert_eq!(config.paths(), Config::default().paths());
         assert_eq!(config.deadlock, Config::default().deadlock);
         assert_eq!(config.on_vl_shortage, Config::default().on_vl_shortage);
+    }
+
+    #[test]
+    fn a_drain_time_beyond_ten_minutes_is_refused_naming_the_key() {
+        let text = format!("transition_drain_ms: {}\n", MAX_DRAIN_MS + 1);
+        let err = Config::parse("x.yaml", &text).unwrap_err().to_string();
+        assert!(
+            err.contains("x.yaml") && err.contains("transition_drain_ms"),
+            "{err}"
+        );
+        let at_most = format!("transition_drain_ms: {MAX_DRAIN_MS}\n");
+        assert_eq!(
+            Config::parse("x.yaml", &at_most)
+                .unwrap()
+                .transition_drain_ms,
+            Some(MAX_DRAIN_MS)
+        );
     }
 
     #[test]

@@ -8,15 +8,16 @@ use std::ffi::{CStr, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
-use ibfabric::session::McastBasis;
+use ibfabric::session::{McastBasis, PassFigures, PassKind};
 use opensm_sys::{
     _ib_api_status_t_IB_ERROR, _ib_api_status_t_IB_SUCCESS, OSM_VERSION,
     external_routing_engine_module_t, ib_api_status_t, ib_net16_t, ib_slvl_table_t,
-    osm_epi_event_id_t, osm_event_plugin_t, osm_mgrp_box_t, osm_opensm_t, osm_physp_t,
-    osm_register_external_routing_engine, osm_routing_engine_t,
+    osm_epi_event_id_t, osm_epi_event_id_t_OSM_EVENT_ID_UCAST_ROUTING_DONE, osm_event_plugin_t,
+    osm_mgrp_box_t, osm_opensm_t, osm_physp_t, osm_register_external_routing_engine,
+    osm_routing_engine_t, osm_sm_sweep,
 };
 
-use crate::commit::{clear, log_written, write, write_path_sl_dump};
+use crate::commit::{Pending, clear, log_written, write, write_path_sl_dump};
 use crate::config::Config;
 use crate::guard::{guard, panic_message, record_panic_locations};
 use crate::multicast::{Groups, MemberRecord, Programmed};
@@ -25,7 +26,7 @@ use crate::qos::packed;
 use crate::subnet::build_fabric;
 use crate::sweep::compute;
 use crate::sweep_log::{SweepRecord, now};
-use crate::{logger, mft, snapshot};
+use crate::{logger, mft, pass, snapshot};
 
 /// The routing engine name for `routing_engine` in opensm.conf.
 pub const ENGINE_NAME: &CStr = c"layered";
@@ -156,7 +157,46 @@ extern "C" fn delete(plugin: *mut c_void) {
     });
 }
 
-extern "C" fn report(_plugin: *mut c_void, _event: osm_epi_event_id_t, _data: *mut c_void) {}
+/// OpenSM's events. After a routing pass whose MADs OpenSM has all waited for
+/// (`UCAST_ROUTING_DONE`), the next pass of a staged change is asked for once the drain time
+/// has passed, from the plugin's own thread: this callback runs on the state manager's thread,
+/// which must not sleep.
+extern "C" fn report(plugin: *mut c_void, event: osm_epi_event_id_t, _data: *mut c_void) {
+    guard("report", (), || {
+        if plugin.is_null() || event != osm_epi_event_id_t_OSM_EVENT_ID_UCAST_ROUTING_DONE {
+            return;
+        }
+        // SAFETY: `plugin` is what `create` returned; OpenSM reports events until `delete`.
+        let plugin = unsafe { &*plugin.cast::<Plugin>() };
+        let Some(drain) = unpoisoned(plugin.next_pass_after.lock()).take() else {
+            return;
+        };
+        let daemon = plugin.osm;
+        let scheduled = plugin.follow_up.schedule(drain, move || {
+            // The whole `Daemon` (Send), not its raw pointer field, is moved into the thread.
+            let daemon = daemon;
+            log::info!("staged change: drain time over, asking OpenSM for the next pass");
+            // SAFETY: the daemon outlives the follow-up thread, which `delete` stops before
+            // OpenSM destroys its state manager. Setting the flag and signalling the state
+            // manager without its lock is what OpenSM's console does for `reroute`
+            // (osm_console.c); the sweep reads the flag on the state manager's thread.
+            unsafe {
+                (*daemon.0).subn.force_heavy_sweep = 1;
+                osm_sm_sweep(&raw mut (*daemon.0).sm);
+            }
+        });
+        match scheduled {
+            Ok(()) => log::info!(
+                "staged change: pass confirmed by every switch; the next pass in {} ms",
+                drain.as_millis()
+            ),
+            Err(e) => log::error!(
+                "staged change: cannot start the thread that asks for the next pass ({e}); \
+                 the new entries are written at the next sweep"
+            ),
+        }
+    });
+}
 
 /// Fills OpenSM's engine record when `routing_engine` names `layered`.
 extern "C" fn setup(re: *mut osm_routing_engine_t, _osm: *mut osm_opensm_t) -> c_int {
@@ -223,19 +263,27 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
         let result = catch_unwind(AssertUnwindSafe(|| {
             // SAFETY: the switch objects were read in `build_lid_matrices` of this same
             // routing pass (osm_ucast_mgr_process holds the lock across both callbacks).
-            unsafe { write(&pending, &mut written) }
+            unsafe { write_pass(plugin, &pending, &mut written) }
         }));
         match result {
-            Ok(Ok(())) => {
-                log_written(&pending);
+            Ok(Ok(figures)) => {
                 let r = &pending.routed;
-                plugin.set_answers(r.qos.clone());
-                if let (Some(dir), Some(answers)) = (&pending.path_sl_dump, &r.qos) {
-                    write_path_sl_dump(dir, answers);
+                let dropping = figures.is_some_and(|f| f.kind == PassKind::Drop);
+                if dropping {
+                    // The switches keep the lanes and the SA its answers until the new
+                    // entries are written.
+                    *unpoisoned(plugin.next_pass_after.lock()) = Some(pending.drain);
+                } else {
+                    log_written(&pending);
+                    plugin.set_answers(r.qos.clone());
+                    if let (Some(dir), Some(answers)) = (&pending.path_sl_dump, &r.qos) {
+                        write_path_sl_dump(dir, answers);
+                    }
                 }
                 plugin.log_sweep(
                     &SweepRecord::written(r, pending.outcome, pending.started.elapsed(), now())
-                        .with_cabling(pending.cabling),
+                        .with_cabling(pending.cabling)
+                        .with_pass(figures),
                 );
                 0
             }
@@ -262,6 +310,57 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
             }
         }
     })
+}
+
+/// Writes the pass of `pending` that is due: with staged transitions, the drop pass when
+/// changed entries still forward (said in the log), else the routing; records what was
+/// written. The figures of the pass, with staged transitions.
+///
+/// # Safety
+/// As [`write`].
+unsafe fn write_pass(
+    plugin: &Plugin,
+    pending: &Pending,
+    written: &mut bool,
+) -> Result<Option<PassFigures>, String> {
+    if !pending.staged {
+        // SAFETY: as the caller's.
+        return unsafe { write(pending, None, written) }.map(|()| None);
+    }
+    // SAFETY: as the caller's.
+    let plan = unsafe { pass::plan(plugin, pending) }?;
+    let mut figures = plan.staging.figures();
+    // SAFETY: as the caller's.
+    unsafe { write(pending, plan.staging.first_pass.as_ref(), written) }?;
+    let (changed, working) = (plan.staging.changed, plan.staging.dropped_working);
+    let unproven = plan.staging.last_pass_unproven;
+    // SAFETY: as the caller's, after the write.
+    figures.blocks = unsafe { pass::record(plugin, pending, plan) };
+    match figures.kind {
+        PassKind::Drop => log::info!(
+            "staged change, pass 1 of 2: {} of {changed} changed entries dropped ({working} \
+             still carried traffic, the others crossed a loss), {} moved where proven safe, in \
+             {} LFT blocks; the new entries follow once every switch confirmed and {} ms passed",
+            figures.dropped,
+            figures.moved,
+            figures.blocks,
+            pending.drain.as_millis()
+        ),
+        PassKind::Install if changed > 0 => log::info!(
+            "staged change, last pass: {changed} entries written ({} moved at once, proven \
+             safe) in {} LFT blocks",
+            figures.moved,
+            figures.blocks
+        ),
+        PassKind::Install => {}
+    }
+    if unproven {
+        log::warn!(
+            "staged change: the SL-to-VL tables change with the last pass, and some mixture of \
+             old and new lanes on the new routes could not be proven deadlock-free"
+        );
+    }
+    Ok(Some(figures))
 }
 
 /// The SL of a path, for the SA's PathRecords and the SM's own SL: the deadlock scheme's answer,

@@ -20,11 +20,13 @@
 
 pub mod cabling;
 pub mod config;
+pub mod follow_up;
 mod guard;
 pub mod metrics;
 pub mod multicast;
 pub mod qos;
 pub mod saved_session;
+pub mod sent;
 pub mod subnet;
 pub mod sweep_log;
 // The C side: the export table and the guarded entry points (`entry`), the plugin's shared
@@ -42,6 +44,8 @@ mod entry;
 mod logger;
 #[cfg(not(test))]
 mod mft;
+#[cfg(not(test))]
+mod pass;
 #[cfg(not(test))]
 mod plugin;
 mod snapshot;

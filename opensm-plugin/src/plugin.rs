@@ -4,6 +4,7 @@
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, LockResult, Mutex, PoisonError, RwLock};
+use std::time::Duration;
 
 use ibfabric::session::{QosAnswers, Routed, Session};
 use opensm_sys::osm_opensm_t;
@@ -11,8 +12,10 @@ use opensm_sys::osm_opensm_t;
 use crate::cabling;
 use crate::commit::Pending;
 use crate::config::{Config, Source};
+use crate::follow_up::FollowUp;
 use crate::metrics::MetricsFile;
 use crate::multicast::{Groups, MemberRecord, Programmed};
+use crate::sent::SentTables;
 use crate::subnet::NodeRecord;
 use crate::sweep_log::{self, SweepRecord};
 
@@ -59,6 +62,16 @@ pub(crate) struct Plugin {
     pub(crate) metrics: Mutex<MetricsFile>,
     /// The multicast trees built over the routing in force (a new routing starts afresh).
     multicast: Mutex<Option<(Arc<Routed>, Groups)>>,
+    /// The pass last written to every switch, to tell what a switch holds when OpenSM lost a
+    /// block of it.
+    pub(crate) sent: Mutex<SentTables>,
+    /// After a drop pass: the drain time to wait, once OpenSM reports the pass confirmed,
+    /// before the next pass is asked for.
+    pub(crate) next_pass_after: Mutex<Option<Duration>>,
+    /// The thread that waits out the drain time and asks OpenSM for the next pass. Dropped
+    /// (stopped and joined) with the plugin, in `delete`, before OpenSM destroys its state
+    /// manager (osm_opensm.c: osm_opensm_destroy).
+    pub(crate) follow_up: FollowUp,
 }
 
 // The SA's threads and the sweep share the plugin: the compiler checks it may be shared.
@@ -87,6 +100,9 @@ impl Plugin {
             sweep_log: Mutex::new(None),
             metrics: Mutex::new(MetricsFile::default()),
             multicast: Mutex::new(None),
+            sent: Mutex::new(SentTables::default()),
+            next_pass_after: Mutex::new(None),
+            follow_up: FollowUp::default(),
         }
     }
 

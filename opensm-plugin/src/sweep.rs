@@ -5,7 +5,7 @@
 use std::ffi::{CStr, c_char};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ibfabric::Fabric;
 
@@ -27,6 +27,8 @@ struct OpensmOptions {
     qos: bool,
     max_op_vls: u8,
     dump_dir: Option<String>,
+    /// The switch lifetime OpenSM programs (SwitchInfo LifeTimeValue): 4.096 µs × 2^value.
+    packet_life_time: u8,
 }
 
 /// Reads OpenSM's options.
@@ -47,6 +49,7 @@ unsafe fn opensm_options(plugin: &Plugin) -> OpensmOptions {
             qos: opt.qos != 0,
             max_op_vls: opt.max_op_vls,
             dump_dir: string(opt.dump_files_dir),
+            packet_life_time: opt.packet_life_time,
         }
     }
 }
@@ -105,6 +108,10 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
         settled
     };
     let routed = settled.routed;
+    let drain = config.transition_drain_ms.map_or_else(
+        || drain_time(opensm.packet_life_time, &routed),
+        Duration::from_millis,
+    );
     let mut switches = Vec::with_capacity(routed.switches.len());
     for (id, _) in &routed.switches {
         let record = order[id.index()];
@@ -132,7 +139,23 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
         cabling,
         path_sl_dump,
         fault,
+        staged: config.staged_transitions,
+        drain,
     })
+}
+
+/// The longest a packet sent along a dropped entry can stay in the fabric: the switch
+/// lifetime (`packet_life_time`: 4.096 µs × 2^value, at most 2^19, larger values meaning
+/// "infinite" in the InfiniBand specification) at every switch of the longest route.
+fn drain_time(packet_life_time: u8, routed: &ibfabric::session::Routed) -> Duration {
+    let lifetime = Duration::from_nanos(4096 << packet_life_time.min(19));
+    let switches_on_longest = routed
+        .switches
+        .iter()
+        .flat_map(|(_, entries)| entries.iter().map(|e| e.hops))
+        .max()
+        .unwrap_or(0);
+    lifetime * u32::from(switches_on_longest.max(1))
 }
 
 /// The request of a routing pass over `fabric`, whose records (canonical order) are `subnet`.

@@ -70,6 +70,34 @@ impl QosAnswers {
         &self.sl2vl
     }
 
+    /// These SL-to-VL tables on another copy of the subnet (`fabric`: another discovery, nodes
+    /// matched by GUID): what the ports hold while a change to another routing is written.
+    /// Ports this routing does not know get the default row.
+    pub fn lanes_on(&self, fabric: &Fabric) -> Sl2VlTables {
+        let mut lanes = Sl2VlTables::new(fabric, self.sl2vl.default);
+        for (id, node) in fabric.nodes().iter().enumerate() {
+            let id = crate::topology::NodeId(id as u32);
+            let n = node.num_ports();
+            if node.is_switch() {
+                let table = lanes.switch_mut(id, n);
+                for in_port in 0..=n {
+                    for out_port in 0..=n {
+                        if let Some(row) = self.sl2vl(node.guid.0, out_port, in_port) {
+                            table.set(in_port, out_port, row);
+                        }
+                    }
+                }
+            } else {
+                for port in 1..=n {
+                    if let Some(row) = self.sl2vl(node.guid.0, port, 0) {
+                        lanes.set_port(PortRef { node: id, port }, row);
+                    }
+                }
+            }
+        }
+        lanes
+    }
+
     /// Every (source LID, destination LID) pair's SL as `SLID DLID SL` lines
     /// ([`crate::io::path_sl`]), what `ibfabric deadlock-check --path-sl` reads: the SA's
     /// answers without asking the SA once per pair. Grows with the square of the LIDs.

@@ -39,7 +39,7 @@ pub use answers::{McastBasis, QosAnswers};
 pub use pipeline::{Layout, layout, repair, route};
 pub use routed::{Entry, Repair, RepairBase, RouteError, Routed, prefix_balance_line};
 pub use settings::{DeadlockSettings, Wanted, data_vls};
-pub use sweep_record::{Outcome, SweepRecord};
+pub use sweep_record::{Outcome, PassFigures, PassKind, SweepRecord};
 
 use crate::Fabric;
 use crate::routing::RoutingConfig;

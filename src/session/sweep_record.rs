@@ -72,6 +72,40 @@ pub struct CablingCheck {
     pub as_planned: usize,
 }
 
+/// Which pass of a change written in passes (`session::transition`) a record is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PassKind {
+    /// The changed entries that still forwarded were dropped; the new ones follow once every
+    /// switch confirmed and the dropped routes drained.
+    Drop,
+    /// The new entries were written over the dropped ones (or at once, when no changed entry
+    /// forwarded).
+    Install,
+}
+
+/// What one pass of a change wrote, counted in (switch, LID) entries against what the
+/// switches held before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PassFigures {
+    /// Which pass.
+    pub kind: PassKind,
+    /// Entries whose port the pass changed.
+    pub written: usize,
+    /// Of them, the entries the pass set to drop packets.
+    pub dropped: usize,
+    /// Of the dropped entries, those whose route still reached its destination before.
+    pub dropped_working: usize,
+    /// Changed entries moved to their new port in this pass although they still forwarded,
+    /// where the transition verifier proved every mixture safe.
+    #[serde(default)]
+    pub moved: usize,
+    /// 64-entry LFT blocks that differ from what the switches had confirmed: the
+    /// SubnSet(LinearForwardingTable) MADs the subnet manager sends for the pass.
+    #[serde(default)]
+    pub blocks: usize,
+}
+
 /// One line of the sweep log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRecord {
@@ -161,6 +195,9 @@ pub struct SweepRecord {
     /// Why the pass failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// With staged transitions: which pass of the change this was and what it wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass: Option<PassFigures>,
 }
 
 /// The configuration name of the scheme that gave `outcome` (`deadlock:` of the plugin's
@@ -216,6 +253,7 @@ impl SweepRecord {
             cables_planned: None,
             cables_as_planned: None,
             error: None,
+            pass: None,
         }
     }
 
@@ -249,6 +287,7 @@ impl SweepRecord {
             cables_planned: None,
             cables_as_planned: None,
             error: Some(error.to_string()),
+            pass: None,
         }
     }
 
@@ -256,6 +295,12 @@ impl SweepRecord {
     pub fn with_cabling(mut self, check: Option<CablingCheck>) -> Self {
         self.cables_planned = check.map(|c| c.planned);
         self.cables_as_planned = check.map(|c| c.as_planned);
+        self
+    }
+
+    /// The record with the pass of a staged change it wrote.
+    pub fn with_pass(mut self, pass: Option<PassFigures>) -> Self {
+        self.pass = pass;
         self
     }
 

@@ -32,20 +32,24 @@
 //! also be checked with both tables: `deadlock::verify::verify_transition` does, and proves
 //! both passes of a repair on Slim Fly q = 5 safe for every SL (see the tests).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
+use super::sweep_record::{PassFigures, PassKind};
 use crate::Fabric;
+use crate::deadlock::verify::{After, Before, verify_transition};
+use crate::deadlock::{DefaultSl, RouteSls, Sl2VlTables, VerifyOptions};
 use crate::routing::walk::{Dest, DestWalk, Network};
 use crate::routing::{ForwardingTables, LidTable, NO_PORT};
-use crate::topology::PortRef;
+use crate::topology::{NodeId, PortRef};
 
 /// A change from the tables the switches hold to new ones, as passes (see the module
 /// documentation).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Staging {
     /// The tables to write first: the held ones with every changed entry that still forwards
-    /// dropped. `None` when no changed entry forwards: the new tables can be written at once.
-    pub drop_pass: Option<ForwardingTables>,
+    /// dropped ([`stage_with_proof`]: or, where proven safe, already moved to its new port).
+    /// `None` when the new tables can be written at once.
+    pub first_pass: Option<ForwardingTables>,
     /// Entries (switch, LID) whose port differs between the held and the new tables.
     pub changed: usize,
     /// Of them, the entries the first pass drops (those that still named a cabled port).
@@ -53,16 +57,45 @@ pub struct Staging {
     /// Of the dropped entries, those whose held route still reached its destination: traffic
     /// that flowed before the change and is lost between the passes.
     pub dropped_working: usize,
+    /// Changed entries that still forwarded and are moved to their new port in the first
+    /// pass, where the verifier proved it safe ([`stage_with_proof`]).
+    pub moved: usize,
+    /// The SL-to-VL tables change with the last pass, and the verifier found a mixture of it
+    /// that it could not prove safe ([`stage_with_proof`]); the subnet manager says so.
+    pub last_pass_unproven: bool,
 }
 
 impl Staging {
     /// The number of passes the change takes: 0 without a change, 1 when the new tables can
     /// be written at once, 2 with a drop pass.
     pub fn passes(&self) -> usize {
-        match (&self.drop_pass, self.changed) {
+        match (&self.first_pass, self.changed) {
             (_, 0) => 0,
             (None, _) => 1,
             (Some(_), _) => 2,
+        }
+    }
+
+    /// What the pass to write now does, for the sweep log: the drop pass when there is one,
+    /// else the new tables (`blocks` is the subnet manager's to count, 0 here).
+    pub fn figures(&self) -> PassFigures {
+        match self.first_pass {
+            Some(_) => PassFigures {
+                kind: PassKind::Drop,
+                written: self.dropped + self.moved,
+                dropped: self.dropped,
+                dropped_working: self.dropped_working,
+                moved: self.moved,
+                blocks: 0,
+            },
+            None => PassFigures {
+                kind: PassKind::Install,
+                written: self.changed,
+                dropped: 0,
+                dropped_working: 0,
+                moved: self.moved,
+                blocks: 0,
+            },
         }
     }
 }
@@ -78,6 +111,145 @@ pub fn stage(
     held: &ForwardingTables,
     target: &ForwardingTables,
 ) -> Staging {
+    let changes = changes(fabric, lids, held, target);
+    let mut first_pass = held.clone();
+    for c in &changes.forwarding {
+        first_pass.set(c.switch, c.lid, NO_PORT);
+    }
+    let dropped = changes.forwarding.len();
+    Staging {
+        first_pass: (dropped > 0).then_some(first_pass),
+        changed: changes.changed,
+        dropped,
+        dropped_working: changes.forwarding.iter().filter(|c| c.working).count(),
+        moved: 0,
+        last_pass_unproven: false,
+    }
+}
+
+/// As [`stage`], for a change whose SL-to-VL tables go from `old_lanes` (what the ports hold;
+/// the first pass keeps them) to `new_lanes` (written with the last pass), with two gains
+/// where the transition verifier can prove them (every mixture of forwarding entries and
+/// SL-to-VL tables loop-free and deadlock-free for every route on every SL):
+///
+/// * routes that still work are not dropped without need: the change is written at once when
+///   that is proven safe; else the first pass moves the entries of every LID whose old and new
+///   next hops form no loop and drops only the changed entries of the others, when both passes
+///   are proven safe;
+/// * when the lanes change, the last pass of [`stage`]'s plan (which the drop argument covers
+///   only for unchanged lanes) is checked, and [`Staging::last_pass_unproven`] says when it
+///   could not be proven.
+///
+/// Costs up to three runs of the verifier (parallel, linear in routes × hops) when some
+/// changed entry still carried traffic or the lanes change; none otherwise.
+pub fn stage_with_proof(
+    fabric: &Fabric,
+    lids: &LidTable,
+    held: &ForwardingTables,
+    target: &ForwardingTables,
+    old_lanes: &Sl2VlTables,
+    new_lanes: &Sl2VlTables,
+) -> Staging {
+    let mut plain = stage(fabric, lids, held, target);
+    let same_lanes = old_lanes == new_lanes;
+    if plain.changed == 0 || (plain.dropped_working == 0 && same_lanes) {
+        return plain;
+    }
+    let proven = |from: (&ForwardingTables, &Sl2VlTables),
+                  to: (&ForwardingTables, &Sl2VlTables)| {
+        verify_transition(
+            fabric,
+            lids,
+            &Before {
+                tables: from.0,
+                sl2vl: from.1,
+                multicast: None,
+            },
+            &After {
+                tables: to.0,
+                path_sl: &DefaultSl(0),
+                sl2vl: to.1,
+                multicast: None,
+            },
+            &VerifyOptions {
+                switch_lids: true,
+                max_listed: usize::MAX,
+                sls: RouteSls::EverySl,
+            },
+        )
+    };
+    let at_once = proven((held, old_lanes), (target, new_lanes));
+    if at_once.is_safe() {
+        return Staging {
+            first_pass: None,
+            changed: plain.changed,
+            dropped: 0,
+            dropped_working: 0,
+            moved: plain.dropped,
+            last_pass_unproven: false,
+        };
+    }
+    if plain.dropped_working > 0 {
+        let looping: HashSet<u16> = at_once.loops.iter().map(|l| l.lid).collect();
+        let changes = changes(fabric, lids, held, target);
+        let mut first = held.clone();
+        let (mut moved, mut dropped, mut dropped_working) = (0, 0, 0);
+        for c in &changes.forwarding {
+            if looping.contains(&c.lid) {
+                first.set(c.switch, c.lid, NO_PORT);
+                dropped += 1;
+                dropped_working += usize::from(c.working);
+            } else {
+                let port = target.port(c.switch, c.lid).unwrap_or(NO_PORT);
+                first.set(c.switch, c.lid, port);
+                moved += 1;
+            }
+        }
+        let partial_proven = moved > 0
+            && proven((held, old_lanes), (&first, old_lanes)).is_safe()
+            && (same_lanes || proven((&first, old_lanes), (target, new_lanes)).is_safe());
+        if partial_proven {
+            return Staging {
+                first_pass: (dropped > 0).then_some(first),
+                changed: plain.changed,
+                dropped,
+                dropped_working,
+                moved,
+                last_pass_unproven: false,
+            };
+        }
+    }
+    if !same_lanes {
+        plain.last_pass_unproven = match &plain.first_pass {
+            Some(first) => !proven((first, old_lanes), (target, new_lanes)).is_safe(),
+            // The last pass is the whole change, already checked.
+            None => true,
+        };
+    }
+    plain
+}
+
+/// A changed entry that still forwards in the held tables.
+struct Forwarding {
+    switch: NodeId,
+    lid: u16,
+    /// The held route through it still reached its destination.
+    working: bool,
+}
+
+/// The entries that differ between `held` and `target`.
+struct Changes {
+    changed: usize,
+    forwarding: Vec<Forwarding>,
+}
+
+/// Counts the changed entries and lists those that still forward.
+fn changes(
+    fabric: &Fabric,
+    lids: &LidTable,
+    held: &ForwardingTables,
+    target: &ForwardingTables,
+) -> Changes {
     let net = Network::new(fabric, lids);
     let endpoint_of: HashMap<PortRef, usize> = net
         .endpoints
@@ -85,8 +257,10 @@ pub fn stage(
         .enumerate()
         .map(|(i, e)| (e.port, i))
         .collect();
-    let mut drop_pass = held.clone();
-    let (mut changed, mut dropped, mut dropped_working) = (0, 0, 0);
+    let mut changes = Changes {
+        changed: 0,
+        forwarding: Vec::new(),
+    };
     let mut walk = DestWalk::new(net.len());
     let lid_end = usize::from(lids.end())
         .max(longest(held))
@@ -100,31 +274,26 @@ pub fn stage(
             if old == target.port(switch, lid) {
                 continue;
             }
-            changed += 1;
+            changes.changed += 1;
             let forwards = old.is_some_and(|port| {
                 port == 0 || net.link_at(PortRef { node: switch, port }).is_some()
             });
             if !forwards {
                 continue;
             }
-            dropped += 1;
-            drop_pass.set(switch, lid, NO_PORT);
             let owned = *walked.get_or_insert_with(|| {
                 dest_of(&net, &endpoint_of, lids, lid)
                     .map(|dest| walk.walk(&net, held, &dest, |_| 0))
                     .is_some()
             });
-            if owned && walk.reaches(s) {
-                dropped_working += 1;
-            }
+            changes.forwarding.push(Forwarding {
+                switch,
+                lid,
+                working: owned && walk.reaches(s),
+            });
         }
     }
-    Staging {
-        drop_pass: (dropped > 0).then_some(drop_pass),
-        changed,
-        dropped,
-        dropped_working,
-    }
+    changes
 }
 
 /// The longest table of `tables`.

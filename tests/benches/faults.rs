@@ -14,6 +14,16 @@
 //!
 //! - **routing step** (layered only): the plugin's own time to route and hand over its tables,
 //!   from its log line `routed … in N ms` (the part of the re-route time OpenSM's lock holds).
+//! - **passes**: OpenSM's "tables configured" lines of the step (the plugin stages a change in
+//!   a drop pass and an install pass; `layered-at-once` is the plugin with
+//!   `staged_transitions: false`, writing every change at once as OpenSM's engines do);
+//! - **LFT blocks**: 64-entry blocks sent, from the plugin's log lines for staged passes (what
+//!   differed from the switches' confirmed tables), else the blocks that differ between the
+//!   read-backs before and after the step (OpenSM sends only those);
+//! - **transition** (single-pass engines): the transition verifier on the read-backs before and
+//!   after the step, with every route on every SL: the destination LIDs some update order
+//!   loops, and whether every mixture is deadlock-free. A staged change is proven per pass by
+//!   `tests/plugin_transition.rs`, which reads each pass back.
 //!
 //! `cargo bench --bench faults [engine] [fabric]` prints one Markdown row per engine and step
 //! (fabric: a topology spec, `slimfly:q=7` if not given).
@@ -27,6 +37,8 @@ use common::plugin::{wait_configured, with_plugin};
 use common::readback::{ReadBack, churn};
 use common::{Ibsim, OpenSm, OpenSmOptions};
 use ibfabric::analysis::{self, Options};
+use ibfabric::deadlock::verify::{After, Before, TransitionVerdict, verify_transition};
+use ibfabric::deadlock::{DefaultSl, RouteSls, VerifyOptions};
 use ibfabric::io::ibsim;
 use ibfabric::rng::Rng;
 use ibfabric::topology::{Link, PortRef};
@@ -36,9 +48,13 @@ const CONFIGURED: &str = "tables configured on all switches";
 /// The line of a trap that starts a step's sweeps.
 const TRAP: &str = "Received Generic Notice";
 
-fn options(engine: &str) -> OpenSmOptions {
+fn options(engine: &str, dir: &std::path::Path) -> OpenSmOptions {
     let mut options = if engine == "layered" {
         with_plugin("qos TRUE\n", None, false)
+    } else if engine == "layered-at-once" {
+        let config = dir.join("at-once.yaml");
+        std::fs::write(&config, "staged_transitions: false\n").unwrap();
+        with_plugin("qos TRUE\n", config.to_str(), false)
     } else {
         let mut o = OpenSmOptions::new(engine, 2);
         o.once = false;
@@ -86,10 +102,10 @@ fn routing_step_ms(log: &str) -> Option<u64> {
 fn run(engine: &str, spec: &str) {
     let generated = common::generated(spec);
     let mut sim = Ibsim::start(&ibsim::write_net(&generated));
-    let sm = OpenSm::start(&sim, &options(engine));
+    let sm = OpenSm::start(&sim, &options(engine, sim.dir()));
     let mut routings = settled(&sm, 0);
     if let Some(ms) = routing_step_ms(&sm.log()) {
-        println!("| {engine} | first routing | | {ms} ms | | | |");
+        println!("| {engine} | first routing | | | | | {ms} ms | | | |");
     }
     let mut previous = ReadBack::read(&sim, &sm);
     let inter: Vec<&Link> = common::switch_cables(&generated);
@@ -127,8 +143,39 @@ fn run(engine: &str, spec: &str) {
         let report = analysis::analyze(&now.fabric, &now.lids, &now.tables, &Options::default());
         let verdict = now.verify_every_sl();
         let (changed, crossing) = churn(&previous, &now);
+        let step_log = &log[log_before..];
+        let passes = step_log.matches(CONFIGURED).count();
+        let staged_blocks: Vec<usize> = step_log
+            .lines()
+            .filter(|l| l.contains("staged change"))
+            .filter_map(|l| {
+                l.split(" in ")
+                    .nth(1)?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        let (blocks, transition) = if staged_blocks.is_empty() {
+            let verdict = transition(&previous, &now);
+            (
+                changed_blocks(&previous, &now),
+                format!(
+                    "{} looping LIDs, {}",
+                    verdict.looping_lids,
+                    if verdict.mixtures.is_deadlock_free() {
+                        "mixtures deadlock-free"
+                    } else {
+                        "mixtures cycle"
+                    }
+                ),
+            )
+        } else {
+            (staged_blocks.iter().sum(), "staged".to_string())
+        };
         println!(
-            "| {engine} | {step} | {} | {} | {changed} / {crossing} ({:.2}) | {} ({} layers) | {} |",
+            "| {engine} | {step} | {} | {passes} | {blocks} | {transition} | {} | {changed} / {crossing} ({:.2}) | {} ({} layers) | {} |",
             time.map_or("—".into(), |t| format!("{:.0} ms", t * 1e3)),
             step_ms.map_or("—".into(), |t| format!("{t} ms")),
             changed as f64 / crossing.max(1) as f64,
@@ -144,6 +191,49 @@ fn run(engine: &str, spec: &str) {
     }
 }
 
+/// The change between two read-backs, judged by the transition verifier (every SL).
+fn transition(before: &ReadBack, after: &ReadBack) -> TransitionVerdict {
+    let (old, old_sl2vl) = before.onto(&after.fabric);
+    verify_transition(
+        &after.fabric,
+        &after.lids,
+        &Before {
+            tables: &old,
+            sl2vl: &old_sl2vl,
+            multicast: None,
+        },
+        &After {
+            tables: &after.tables,
+            path_sl: &DefaultSl(0),
+            sl2vl: &after.sl2vl,
+            multicast: None,
+        },
+        &VerifyOptions {
+            sls: RouteSls::EverySl,
+            ..VerifyOptions::default()
+        },
+    )
+}
+
+/// 64-entry LFT blocks that differ between two read-backs (over the switches of `after`).
+fn changed_blocks(before: &ReadBack, after: &ReadBack) -> usize {
+    let (old, _) = before.onto(&after.fabric);
+    after
+        .fabric
+        .switches()
+        .map(|s| {
+            let (a, b) = (old.table(s), after.tables.table(s));
+            let len = a.len().max(b.len());
+            (0..len.div_ceil(64))
+                .filter(|block| {
+                    (block * 64..(block * 64 + 64).min(len))
+                        .any(|lid| a.get(lid).unwrap_or(&0xFF) != b.get(lid).unwrap_or(&0xFF))
+                })
+                .count()
+        })
+        .sum()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -153,10 +243,10 @@ fn main() {
     let spec = args.get(1).map_or("slimfly:q=7", String::as_str);
     println!("{spec}\n");
     println!(
-        "| engine | step | re-route time | routing step | entries changed / had to (churn) | complete | every SL |"
+        "| engine | step | re-route time | passes | LFT blocks | transition | routing step | entries changed / had to (churn) | complete | every SL |"
     );
-    println!("|---|---|---|---|---|---|---|");
-    for engine in ["layered", "minhop", "dfsssp", "nue"] {
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for engine in ["layered", "layered-at-once", "minhop", "dfsssp", "nue"] {
         if filter.is_some_and(|f| f != engine) {
             continue;
         }

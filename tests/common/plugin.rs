@@ -13,6 +13,11 @@ use super::{Ibsim, OpenSm, OpenSmOptions};
 
 /// OpenSM's line when our engine's tables are in use.
 pub const LAYERED_USED: &str = "layered tables configured on all switches";
+/// The plugin's line when it wrote the first pass of a staged change (the changed entries
+/// dropped) ...
+pub const DROP_PASS: &str = "staged change, pass 1 of 2";
+/// ... and when it asks OpenSM for the next pass, once the drain time passed.
+pub const NEXT_PASS_ASKED: &str = "drain time over, asking OpenSM for the next pass";
 /// OpenSM's line when it fell back to minhop.
 pub const MINHOP_USED: &str = "minhop tables configured on all switches";
 
@@ -117,7 +122,8 @@ pub fn plugin_config(sim: &Ibsim, name: &str, text: &str) -> String {
 }
 
 /// Waits until OpenSM has configured the layered engine's tables more than `before` times and
-/// then kept quiet for a few seconds (one fault can take several sweeps); returns the count.
+/// then kept quiet for a few seconds (one fault can take several sweeps, and a staged change
+/// two passes: no drop pass may wait for its next one); returns the count.
 pub fn wait_settled(sm: &OpenSm, before: usize) -> usize {
     wait_configured(sm, before, LAYERED_USED, Duration::from_secs(120))
 }
@@ -134,6 +140,11 @@ pub fn wait_configured(sm: &OpenSm, before: usize, configured: &str, within: Dur
         let now = count(sm);
         if now != last {
             last = now;
+            quiet_since = Instant::now();
+        }
+        let log = sm.log();
+        let next_pass_due = log.matches(DROP_PASS).count() > log.matches(NEXT_PASS_ASKED).count();
+        if next_pass_due {
             quiet_since = Instant::now();
         }
         if last > before && quiet_since.elapsed() > Duration::from_secs(4) {

@@ -95,6 +95,40 @@ pub struct ReadBack {
 }
 
 impl ReadBack {
+    /// These forwarding and SL-to-VL tables moved onto `fabric` (another discovery of the same
+    /// subnet: switches and ports matched by GUID), for the LIDs of `fabric`.
+    pub fn onto(&self, fabric: &Fabric) -> (ForwardingTables, Sl2VlTables) {
+        let read = self;
+        let lids = LidTable::from_fabric(fabric).unwrap();
+        let mut tables = ForwardingTables::for_lids(fabric, &lids);
+        let mut sl2vl = Sl2VlTables::new(fabric, read.sl2vl.default);
+        for s in read.fabric.switches() {
+            let Some(here) = fabric.node_by_guid(read.fabric.node(s).guid) else {
+                continue;
+            };
+            for (lid, _) in lids.iter() {
+                if let Some(port) = read.tables.port(s, lid) {
+                    tables.set(here, lid, port);
+                }
+            }
+            if let Some(t) = read.sl2vl.switch(s) {
+                sl2vl.set_switch(here, t.clone());
+            }
+        }
+        for (port, row) in read.sl2vl.ports() {
+            if let Some(here) = fabric.node_by_guid(read.fabric.node(port.node).guid) {
+                sl2vl.set_port(
+                    PortRef {
+                        node: here,
+                        port: port.port,
+                    },
+                    row,
+                );
+            }
+        }
+        (tables, sl2vl)
+    }
+
     /// Reads the fabric: `ibnetdiscover`, `ibroute` of every switch, and OpenSM's SL-to-VL
     /// dump (written after every sweep with `-D 0x43`).
     pub fn read(sim: &Ibsim, sm: &OpenSm) -> Self {

@@ -1,0 +1,115 @@
+//! Which pass of a change to write now: what the switches hold, read from OpenSM's confirmed
+//! tables (and [`crate::sent`] where a block was not confirmed), staged against the routing
+//! computed by the core (`ibfabric::session::transition`), with the lanes of the answers in
+//! force as what the ports hold.
+
+use ibfabric::routing::{ForwardingTables, LidTable, NO_PORT};
+use ibfabric::session::transition::{Staging, stage, stage_with_proof};
+use opensm_sys::osm_switch_t;
+
+use crate::commit::{Pending, SwitchPtr};
+use crate::plugin::{Plugin, unpoisoned};
+use crate::sent::BLOCK;
+
+/// The pass to write, and what every switch was believed to hold before it (recorded with
+/// what is written, see [`record`]).
+pub(crate) struct Plan {
+    pub(crate) staging: Staging,
+    /// Per switch: GUID, the table it confirmed, and what it may hold.
+    held: Vec<(u64, Vec<u8>, Vec<u8>)>,
+}
+
+/// A switch's node GUID and the table OpenSM last had confirmed by it.
+///
+/// # Safety
+/// `sw` is a live switch object, under OpenSM's lock.
+unsafe fn confirmed(sw: *mut osm_switch_t) -> (u64, Vec<u8>) {
+    // SAFETY: live switch (caller): `p_node` is its node, `lft` has `lft_size` bytes
+    // (osm_switch.c: alloc_lft) or is NULL before the first routing.
+    unsafe {
+        let guid = u64::from_be((*(*sw).p_node).node_info.node_guid);
+        let lft = (*sw).lft;
+        let table = if lft.is_null() {
+            Vec::new()
+        } else {
+            std::slice::from_raw_parts(lft, usize::from((*sw).lft_size)).to_vec()
+        };
+        (guid, table)
+    }
+}
+
+/// Stages the change from what the switches of `pending` hold to its routing.
+///
+/// # Safety
+/// The switch objects of `pending` are live, under OpenSM's lock (`ucast_build_fwd_tables`).
+pub(crate) unsafe fn plan(plugin: &Plugin, pending: &Pending) -> Result<Plan, String> {
+    let routed = &pending.routed;
+    let fabric = &routed.multicast.fabric;
+    let lids = LidTable::from_fabric(fabric).map_err(|e| format!("staged change: {e}"))?;
+    let sent = unpoisoned(plugin.sent.lock());
+    let mut held = ForwardingTables::for_lids(fabric, &lids);
+    let mut believed = Vec::with_capacity(pending.switches.len());
+    for ((id, _), &SwitchPtr(sw)) in routed.switches.iter().zip(&pending.switches) {
+        // SAFETY: live switch (caller).
+        let (guid, table) = unsafe { confirmed(sw) };
+        let row = sent.believed(guid, &table);
+        for (lid, &port) in row.iter().enumerate() {
+            if port != NO_PORT {
+                let lid = u16::try_from(lid).map_err(|_| "LFT longer than 65536 LIDs")?;
+                held.set(*id, lid, port);
+            }
+        }
+        believed.push((guid, table, row));
+    }
+    drop(sent);
+    // The lanes the ports hold (the answers in force, which OpenSM programmed) and the new
+    // ones: with both known, the verifier may spare working routes and checks a lane change.
+    let old = unpoisoned(plugin.answers.read()).clone();
+    let staging = match (old, &routed.qos) {
+        (Some(old), Some(new)) => stage_with_proof(
+            fabric,
+            &lids,
+            &held,
+            &routed.tables,
+            &old.lanes_on(fabric),
+            new.tables(),
+        ),
+        _ => stage(fabric, &lids, &held, &routed.tables),
+    };
+    Ok(Plan {
+        staging,
+        held: believed,
+    })
+}
+
+/// Records what was just written to every switch (`new_lft`, which OpenSM sends block by
+/// block where it differs from the confirmed table) next to what it was believed to hold;
+/// returns the number of blocks OpenSM will send.
+///
+/// # Safety
+/// As [`plan`], after the write of the same pass.
+pub(crate) unsafe fn record(plugin: &Plugin, pending: &Pending, plan: Plan) -> usize {
+    let mut blocks = 0;
+    let mut passes = Vec::with_capacity(plan.held.len());
+    for ((guid, confirmed, before), &SwitchPtr(sw)) in plan.held.into_iter().zip(&pending.switches)
+    {
+        // SAFETY: live switch (caller); `new_lft` has `lft_size` bytes
+        // (osm_switch.c: osm_switch_prepare_path_rebuild).
+        let written = unsafe {
+            let new_lft = (*sw).new_lft;
+            if new_lft.is_null() {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(new_lft, usize::from((*sw).lft_size)).to_vec()
+            }
+        };
+        blocks += written
+            .chunks(BLOCK)
+            .enumerate()
+            .filter(|&(b, new)| confirmed.get(b * BLOCK..b * BLOCK + new.len()) != Some(new))
+            .count();
+        passes.push((guid, before, written));
+    }
+    unpoisoned(plugin.sent.lock()).record(passes);
+    blocks
+}
