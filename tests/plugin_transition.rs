@@ -7,7 +7,9 @@
 
 use crate::common;
 
-use common::plugin::{DROP_PASS, NEXT_PASS_ASKED, plugin_config, wait_settled, with_plugin};
+use common::plugin::{
+    DROP_PASS, LANES_PASS, LAYERED_USED, NEXT_PASS_ASKED, plugin_config, wait_settled, with_plugin,
+};
 use common::readback::ReadBack;
 use common::{Ibsim, OpenSm, SUBNET_UP};
 use ibfabric::Fabric;
@@ -15,7 +17,7 @@ use ibfabric::deadlock::verify::{After, Before, TransitionVerdict, verify_transi
 use ibfabric::deadlock::{DefaultSl, RouteSls, VerifyOptions};
 use ibfabric::io::ibsim;
 use ibfabric::routing::ForwardingTables;
-use ibfabric::session::{PassKind, SweepRecord};
+use ibfabric::session::{PassFigures, PassKind, SweepRecord};
 use ibfabric::topology::PortRef;
 use std::time::{Duration, Instant};
 
@@ -90,10 +92,63 @@ fn records(path: &std::path::Path) -> Vec<SweepRecord> {
         .collect()
 }
 
-#[test]
-fn a_cut_cable_is_repaired_in_two_passes_each_safe_for_every_mixture_and_every_sl() {
-    let generated = common::generated("slimfly:q=5");
-    let sim = &mut Ibsim::start(&ibsim::write_net(&generated));
+/// Makes the change `act` and reads back every pass of it: each pass a further one follows
+/// (a drop or lanes pass, read from OpenSM's dumps once its sweep ended), then the tables once
+/// the plugin settled.
+fn passes_of(sim: &mut Ibsim, sm: &OpenSm, act: impl FnOnce(&mut Ibsim)) -> Vec<ReadBack> {
+    let count = |what: &str| sm.log().matches(what).count();
+    let staged = || count(DROP_PASS) + count(LANES_PASS);
+    let first_used = count(LAYERED_USED);
+    let (mut used, mut intermediate) = (first_used, staged());
+    act(sim);
+    let mut read = Vec::new();
+    loop {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let log = sm.log();
+            let last_used = log.rfind(LAYERED_USED);
+            let swept = last_used.is_some_and(|at| log[at..].contains(SUBNET_UP));
+            if log.matches(LAYERED_USED).count() > used && swept {
+                break;
+            }
+            assert!(Instant::now() < deadline, "no routing pass:\n{log}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        used = count(LAYERED_USED);
+        if staged() == intermediate {
+            break;
+        }
+        intermediate = staged();
+        std::thread::sleep(Duration::from_secs(1));
+        // From the tables OpenSM had confirmed by every switch (its LFT dump): `ibroute` asks
+        // the switches by LID, and a drop pass drops some of the routes to them.
+        read.push(ReadBack::read_dumps(sim, sm));
+        assert_eq!(
+            count(NEXT_PASS_ASKED),
+            intermediate - 1,
+            "the next pass started while this one was read back: raise DRAIN_MS"
+        );
+    }
+    wait_settled(sm, first_used);
+    read.push(ReadBack::read(sim, sm));
+    read
+}
+
+/// Proves every pass from `start` through `passes` safe, and that no pass moved a working
+/// entry to another working port unless the plugin's log says it was proven.
+fn check_passes(start: &ReadBack, passes: &[ReadBack], what: &str) {
+    let mut from = start;
+    for (i, to) in passes.iter().enumerate() {
+        let verdict = verify(from, to);
+        eprintln!("{what}, pass {}: {verdict}", i + 1);
+        assert_eq!(verdict.looping_lids, 0, "{what}, pass {}: {verdict}", i + 1);
+        assert!(verdict.is_safe(), "{what}, pass {}: {verdict}", i + 1);
+        from = to;
+    }
+}
+
+/// Stock OpenSM with the plugin (`qos TRUE`, a sweep log, the long drain) on `generated`.
+fn start(sim: &Ibsim) -> (OpenSm, std::path::PathBuf) {
     let log = sim.dir().join("sweeps.jsonl");
     let config = plugin_config(
         sim,
@@ -104,74 +159,97 @@ fn a_cut_cable_is_repaired_in_two_passes_each_safe_for_every_mixture_and_every_s
         ),
     );
     let sm = OpenSm::start(sim, &with_plugin("qos TRUE\n", Some(&config), false));
-    let routings = wait_settled(&sm, 0);
+    wait_settled(&sm, 0);
+    (sm, log)
+}
+
+/// The passes the sweep log recorded, from the `skip`-th on.
+fn passes(log: &std::path::Path, skip: usize) -> Vec<PassFigures> {
+    records(log)
+        .into_iter()
+        .filter_map(|r| r.pass)
+        .skip(skip)
+        .collect()
+}
+
+#[test]
+fn a_cut_cable_is_repaired_in_passes_each_safe_for_every_mixture_and_every_sl() {
+    let generated = common::generated("slimfly:q=5");
+    let sim = &mut Ibsim::start(&ibsim::write_net(&generated));
+    let (sm, log) = start(sim);
     assert!(
         !sm.log().contains(DROP_PASS),
         "the first routing is one pass"
     );
     let before = ReadBack::read(sim, &sm);
+    let recorded = passes(&log, 0).len();
 
     let cable = common::switch_cables(&generated)[11];
-    sim.console(&format!(
-        "Unlink {}",
-        common::console_port(&generated, cable.a)
-    ));
-    // The drop pass, and the end of its sweep (the SL-to-VL dump is written then).
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !sm
-        .log()
-        .split(DROP_PASS)
-        .nth(1)
-        .is_some_and(|after| after.contains(SUBNET_UP))
-    {
-        assert!(Instant::now() < deadline, "no drop pass:\n{}", sm.log());
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    std::thread::sleep(Duration::from_secs(1));
-    // From the tables OpenSM had confirmed by every switch (its LFT dump): `ibroute` asks the
-    // switches by LID, and the drop pass drops some of the routes to them.
-    let dropping = ReadBack::read_dumps(sim, &sm);
-    assert!(
-        !sm.log().contains(NEXT_PASS_ASKED),
-        "the next pass started while the drop pass was read back: raise DRAIN_MS"
-    );
-    wait_settled(&sm, routings);
-    let after = ReadBack::read(sim, &sm);
-
-    for (what, from, to) in [
-        ("drop pass", &before, &dropping),
-        ("last pass", &dropping, &after),
-    ] {
-        let verdict = verify(from, to);
-        eprintln!("{what}: {verdict}");
-        assert_eq!(verdict.looping_lids, 0, "{what}: {verdict}");
-        assert!(verdict.is_safe(), "{what}: {verdict}");
+    let end = common::console_port(&generated, cable.a);
+    let read = passes_of(sim, &sm, |sim| sim.console(&format!("Unlink {end}")));
+    check_passes(&before, &read, "a cable cut");
+    let figures = passes(&log, recorded);
+    eprintln!("{figures:?}");
+    assert_eq!(figures.len(), read.len(), "a record per pass");
+    assert!(read.len() >= 2, "the repair drops entries first");
+    assert_eq!(figures[0].kind, PassKind::Drop);
+    let mut from = &before;
+    for (to, pass) in read.iter().zip(&figures) {
         let (old, _) = from.onto(&to.fabric);
         assert_eq!(
             moved_while_working(&to.fabric, &old, &to.tables),
-            0,
-            "{what} moved working entries to other working ports"
+            pass.moved,
+            "only entries the verifier proved are moved while working: {pass:?}"
         );
+        if pass.kind == PassKind::Drop {
+            assert_eq!(
+                pass.dropped,
+                dropped(&to.fabric, &old, &to.tables),
+                "the sweep log counts the entries the switches dropped"
+            );
+        }
+        from = to;
     }
-    let (old, _) = before.onto(&after.fabric);
+    let (old, _) = before.onto(&from.fabric);
     assert!(
-        moved_while_working(&after.fabric, &old, &after.tables) > 0,
+        moved_while_working(&from.fabric, &old, &from.tables) > 0,
         "the repair moved routes (else the test proves nothing)"
     );
+}
 
-    let passes: Vec<_> = records(&log).into_iter().filter_map(|r| r.pass).collect();
-    let kinds: Vec<PassKind> = passes.iter().map(|p| p.kind).collect();
+#[test]
+fn plugging_the_cables_back_returns_to_the_full_routing_in_passes_proven_safe() {
+    let generated = common::generated("slimfly:q=5");
+    let sim = &mut Ibsim::start(&ibsim::write_net(&generated));
+    let (sm, log) = start(sim);
+    let full = ReadBack::read(sim, &sm);
+    let cables: Vec<_> = common::switch_cables(&generated)
+        .into_iter()
+        .step_by(17)
+        .take(3)
+        .cloned()
+        .collect();
+    let end = |p| common::console_port(&generated, p);
+    let cut = passes_of(sim, &sm, |sim| {
+        for l in &cables {
+            sim.console(&format!("Unlink {}", end(l.a)));
+        }
+    });
+    check_passes(&full, &cut, "three cables cut");
+    let recorded = passes(&log, 0).len();
+    let back = passes_of(sim, &sm, |sim| {
+        for l in &cables {
+            sim.console(&format!("Link {} {}", end(l.a), end(l.b)));
+        }
+    });
+    check_passes(cut.last().unwrap(), &back, "plugged back");
     assert!(
-        kinds.ends_with(&[PassKind::Drop, PassKind::Install]),
-        "{kinds:?}"
+        back.last().unwrap().tables == full.tables,
+        "plugged back, the full routing's tables again"
     );
-    eprintln!("{passes:?}");
-    let drop_pass = passes[passes.len() - 2];
-    let (old, _) = before.onto(&dropping.fabric);
-    assert_eq!(
-        drop_pass.dropped,
-        dropped(&dropping.fabric, &old, &dropping.tables),
-        "the sweep log counts the entries the switches dropped"
-    );
-    assert!(drop_pass.dropped > 0);
+    assert_eq!(back.last().unwrap().sl2vl, full.sl2vl);
+    let figures = passes(&log, recorded);
+    eprintln!("{figures:?}");
+    assert_eq!(figures.len(), back.len(), "a record per pass");
+    assert_eq!(figures.last().unwrap().kind, PassKind::Install);
 }

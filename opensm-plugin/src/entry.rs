@@ -268,10 +268,14 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
         match result {
             Ok(Ok(figures)) => {
                 let r = &pending.routed;
-                let dropping = figures.is_some_and(|f| f.kind == PassKind::Drop);
-                if dropping {
+                let kind = figures.map(|f| f.kind);
+                if kind == Some(PassKind::Drop) {
                     // The switches keep the lanes and the SA its answers until the new
                     // entries are written.
+                    *unpoisoned(plugin.next_pass_after.lock()) = Some(pending.drain);
+                } else if kind == Some(PassKind::Lanes) {
+                    // OpenSM writes the new lanes (update_sl2vl) after this callback.
+                    plugin.set_answers(r.qos.clone());
                     *unpoisoned(plugin.next_pass_after.lock()) = Some(pending.drain);
                 } else {
                     log_written(&pending);
@@ -338,12 +342,18 @@ unsafe fn write_pass(
     figures.blocks = unsafe { pass::record(plugin, pending, plan) };
     match figures.kind {
         PassKind::Drop => log::info!(
-            "staged change, pass 1 of 2: {} of {changed} changed entries dropped ({working} \
+            "staged change, drop pass: {} of {changed} changed entries dropped ({working} \
              still carried traffic, the others crossed a loss), {} moved where proven safe, in \
              {} LFT blocks; the new entries follow once every switch confirmed and {} ms passed",
             figures.dropped,
             figures.moved,
             figures.blocks,
+            pending.drain.as_millis()
+        ),
+        PassKind::Lanes => log::info!(
+            "staged change, lanes pass: the SL-to-VL tables change while no route crosses a \
+             port whose lane changes; the new entries follow once every switch confirmed and \
+             {} ms passed",
             pending.drain.as_millis()
         ),
         PassKind::Install if changed > 0 => log::info!(

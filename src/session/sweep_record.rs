@@ -79,6 +79,9 @@ pub enum PassKind {
     /// The changed entries that still forwarded were dropped; the new ones follow once every
     /// switch confirmed and the dropped routes drained.
     Drop,
+    /// Only the SL-to-VL tables changed (no route crossed a port pair whose lane changes); the
+    /// new entries follow once every switch confirmed.
+    Lanes,
     /// The new entries were written over the dropped ones (or at once, when no changed entry
     /// forwarded).
     Install,

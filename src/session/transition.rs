@@ -63,6 +63,10 @@ pub struct Staging {
     /// The SL-to-VL tables change with the last pass, and the verifier found a mixture of it
     /// that it could not prove safe ([`stage_with_proof`]); the subnet manager says so.
     pub last_pass_unproven: bool,
+    /// The pass to write changes the SL-to-VL tables only: `first_pass` is the held
+    /// forwarding (no route crosses a port pair whose lane changes), to be written with the
+    /// new lanes; the new entries follow in a further pass ([`stage_with_proof`]).
+    pub lanes_pass: bool,
 }
 
 impl Staging {
@@ -79,6 +83,16 @@ impl Staging {
     /// What the pass to write now does, for the sweep log: the drop pass when there is one,
     /// else the new tables (`blocks` is the subnet manager's to count, 0 here).
     pub fn figures(&self) -> PassFigures {
+        if self.lanes_pass {
+            return PassFigures {
+                kind: PassKind::Lanes,
+                written: 0,
+                dropped: 0,
+                dropped_working: 0,
+                moved: 0,
+                blocks: 0,
+            };
+        }
         match self.first_pass {
             Some(_) => PassFigures {
                 kind: PassKind::Drop,
@@ -124,6 +138,7 @@ pub fn stage(
         dropped_working: changes.forwarding.iter().filter(|c| c.working).count(),
         moved: 0,
         last_pass_unproven: false,
+        lanes_pass: false,
     }
 }
 
@@ -137,8 +152,12 @@ pub fn stage(
 ///   next hops form no loop and drops only the changed entries of the others, when both passes
 ///   are proven safe;
 /// * when the lanes change, the last pass of [`stage`]'s plan (which the drop argument covers
-///   only for unchanged lanes) is checked, and [`Staging::last_pass_unproven`] says when it
-///   could not be proven.
+///   only for unchanged lanes) is checked; when it cannot be proven, the lanes change in a pass
+///   of their own ([`Staging::lanes_pass`]), after a first pass that also drops every entry
+///   leaving a switch through a port whose SL-to-VL row changes: no route then crosses a
+///   changing row, so each hop keeps its VL whichever table its port holds, and the last pass
+///   installs the new entries under the new lanes only (the drop argument). Only when an
+///   endport's own row changes is that impossible: [`Staging::last_pass_unproven`] says so.
 ///
 /// Costs up to three runs of the verifier (parallel, linear in routes × hops) when some
 /// changed entry still carried traffic or the lanes change; none otherwise.
@@ -150,9 +169,9 @@ pub fn stage_with_proof(
     old_lanes: &Sl2VlTables,
     new_lanes: &Sl2VlTables,
 ) -> Staging {
-    let mut plain = stage(fabric, lids, held, target);
+    let plain = stage(fabric, lids, held, target);
     let same_lanes = old_lanes == new_lanes;
-    if plain.changed == 0 || (plain.dropped_working == 0 && same_lanes) {
+    if same_lanes && (plain.changed == 0 || plain.dropped_working == 0) {
         return plain;
     }
     let proven = |from: (&ForwardingTables, &Sl2VlTables),
@@ -187,6 +206,7 @@ pub fn stage_with_proof(
             dropped_working: 0,
             moved: plain.dropped,
             last_pass_unproven: false,
+            lanes_pass: false,
         };
     }
     if plain.dropped_working > 0 {
@@ -216,17 +236,149 @@ pub fn stage_with_proof(
                 dropped_working,
                 moved,
                 last_pass_unproven: false,
+                lanes_pass: false,
             };
         }
     }
-    if !same_lanes {
-        plain.last_pass_unproven = match &plain.first_pass {
-            Some(first) => !proven((first, old_lanes), (target, new_lanes)).is_safe(),
-            // The last pass is the whole change, already checked.
-            None => true,
-        };
+    if same_lanes {
+        return plain;
     }
-    plain
+    let last_proven = match &plain.first_pass {
+        Some(first) => proven((first, old_lanes), (target, new_lanes)).is_safe(),
+        // The last pass is the whole change, already checked.
+        None => false,
+    };
+    if last_proven {
+        return plain;
+    }
+    match off_changed_lanes(
+        fabric,
+        lids,
+        held,
+        plain.first_pass.as_ref().unwrap_or(held),
+        old_lanes,
+        new_lanes,
+    ) {
+        Some(off) if off.dropped == 0 => Staging {
+            first_pass: Some(held.clone()),
+            changed: plain.changed,
+            dropped: 0,
+            dropped_working: 0,
+            moved: 0,
+            last_pass_unproven: false,
+            lanes_pass: true,
+        },
+        Some(off) => Staging {
+            first_pass: Some(off.tables),
+            changed: plain.changed,
+            dropped: plain.dropped + off.dropped,
+            dropped_working: plain.dropped_working + off.dropped_working,
+            moved: 0,
+            last_pass_unproven: false,
+            lanes_pass: false,
+        },
+        None => Staging {
+            last_pass_unproven: true,
+            ..plain
+        },
+    }
+}
+
+/// `first` with the entries dropped that would send packets out of a port whose SL-to-VL
+/// row changes (for any input port) between `old_lanes` and `new_lanes`.
+struct OffChangedLanes {
+    tables: ForwardingTables,
+    /// Entries it drops beyond `first`'s.
+    dropped: usize,
+    /// Of them, those whose held route still reached its destination.
+    dropped_working: usize,
+}
+
+/// The forwarding under which a change of lanes is safe in any order: no route leaves a
+/// switch through a port whose row changes, so every hop keeps its VL whichever table the
+/// port holds (the routes are a subset of `first`'s, which are safe with the old lanes).
+/// `None` when an endport's own row changes (its first hop's VL would change on every route).
+fn off_changed_lanes(
+    fabric: &Fabric,
+    lids: &LidTable,
+    held: &ForwardingTables,
+    first: &ForwardingTables,
+    old_lanes: &Sl2VlTables,
+    new_lanes: &Sl2VlTables,
+) -> Option<OffChangedLanes> {
+    for node in fabric.nodes().iter().enumerate() {
+        let (id, node) = (NodeId(node.0 as u32), node.1);
+        if node.is_switch() {
+            continue;
+        }
+        for port in 1..=node.num_ports() {
+            let p = PortRef { node: id, port };
+            if old_lanes.port_row(p) != new_lanes.port_row(p) {
+                return None;
+            }
+        }
+    }
+    let mut tables = first.clone();
+    let mut off = Vec::new();
+    for s in fabric.switches() {
+        let n = fabric.node(s).num_ports();
+        let changed_out: Vec<bool> = (0..=n)
+            .map(|out| {
+                (0..=n).any(|i| old_lanes.switch_row(s, i, out) != new_lanes.switch_row(s, i, out))
+            })
+            .collect();
+        for (lid, &port) in first.table(s).iter().enumerate() {
+            if port != NO_PORT && port != 0 && changed_out.get(usize::from(port)) == Some(&true) {
+                tables.set(s, lid as u16, NO_PORT);
+                off.push((s, lid as u16));
+            }
+        }
+    }
+    let dropped_working = working(fabric, lids, held, &off);
+    Some(OffChangedLanes {
+        tables,
+        dropped: off.len(),
+        dropped_working,
+    })
+}
+
+/// How many of the (switch, LID) `entries` lie on a held route that reaches its destination.
+fn working(
+    fabric: &Fabric,
+    lids: &LidTable,
+    held: &ForwardingTables,
+    entries: &[(NodeId, u16)],
+) -> usize {
+    let net = Network::new(fabric, lids);
+    let endpoint_of: HashMap<PortRef, usize> = net
+        .endpoints
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.port, i))
+        .collect();
+    let dense: HashMap<NodeId, usize> = net
+        .switches
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| (s, i))
+        .collect();
+    let mut walk = DestWalk::new(net.len());
+    let mut walked: Option<(u16, bool)> = None;
+    let mut count = 0;
+    let mut sorted = entries.to_vec();
+    sorted.sort_by_key(|&(_, lid)| lid);
+    for (switch, lid) in sorted {
+        if walked.map(|(l, _)| l) != Some(lid) {
+            let owned = dest_of(&net, &endpoint_of, lids, lid)
+                .map(|dest| walk.walk(&net, held, &dest, |_| 0))
+                .is_some();
+            walked = Some((lid, owned));
+        }
+        if walked.is_some_and(|(_, owned)| owned) && walk.reaches(dense[&switch]) {
+            count += 1;
+        }
+    }
+    count
 }
 
 /// A changed entry that still forwards in the held tables.

@@ -15,7 +15,9 @@ use super::{Ibsim, OpenSm, OpenSmOptions};
 pub const LAYERED_USED: &str = "layered tables configured on all switches";
 /// The plugin's line when it wrote the first pass of a staged change (the changed entries
 /// dropped) ...
-pub const DROP_PASS: &str = "staged change, pass 1 of 2";
+pub const DROP_PASS: &str = "staged change, drop pass";
+/// ... or a pass that changes only the SL-to-VL tables, with a pass to follow ...
+pub const LANES_PASS: &str = "staged change, lanes pass";
 /// ... and when it asks OpenSM for the next pass, once the drain time passed.
 pub const NEXT_PASS_ASKED: &str = "drain time over, asking OpenSM for the next pass";
 /// OpenSM's line when it fell back to minhop.
@@ -143,7 +145,8 @@ pub fn wait_configured(sm: &OpenSm, before: usize, configured: &str, within: Dur
             quiet_since = Instant::now();
         }
         let log = sm.log();
-        let next_pass_due = log.matches(DROP_PASS).count() > log.matches(NEXT_PASS_ASKED).count();
+        let next_pass_due = log.matches(DROP_PASS).count() + log.matches(LANES_PASS).count()
+            > log.matches(NEXT_PASS_ASKED).count();
         if next_pass_due {
             quiet_since = Instant::now();
         }

@@ -288,12 +288,55 @@ fn lanes(routed: &crate::session::Routed) -> Sl2VlTables {
     routed.qos.as_ref().unwrap().tables().clone()
 }
 
+/// Follows a change as a subnet manager writes it with [`stage_with_proof`]: each pass staged
+/// afresh from what the switches hold and the lanes the ports hold, until the tables are
+/// `target` with `new_lanes`. Every pass is checked: loop-free by brute force over every
+/// subset of switches written, and proven by the transition verifier unless the staging said
+/// it could not. Returns the passes, the working entries dropped and the entries moved.
+fn follow(
+    f: &Fabric,
+    held: &ForwardingTables,
+    target: &ForwardingTables,
+    old_lanes: &Sl2VlTables,
+    new_lanes: &Sl2VlTables,
+    what: &str,
+) -> (usize, usize, usize, bool) {
+    let lids = LidTable::from_fabric(f).unwrap();
+    let (mut tables, mut lanes) = (held.clone(), old_lanes.clone());
+    let (mut passes, mut working, mut moved, mut unproven) = (0, 0, 0, false);
+    while tables != *target || lanes != *new_lanes {
+        assert!(passes < 4, "{what}: more than 4 passes");
+        passes += 1;
+        let staging = stage_with_proof(f, &lids, &tables, target, &lanes, new_lanes);
+        working += staging.dropped_working;
+        moved += staging.moved;
+        let (next, next_lanes) = match &staging.first_pass {
+            Some(first) if staging.lanes_pass => (first.clone(), new_lanes.clone()),
+            Some(first) => (first.clone(), lanes.clone()),
+            None => (target.clone(), new_lanes.clone()),
+        };
+        assert!(
+            !some_mixture_loops(f, &tables, &next),
+            "{what}: pass {passes} loops"
+        );
+        let safe = safe_change(f, (&tables, &lanes), (&next, &next_lanes));
+        if staging.last_pass_unproven && staging.first_pass.is_none() {
+            unproven = true;
+        } else {
+            assert!(safe, "{what}: pass {passes} not proven");
+        }
+        tables = next;
+        lanes = next_lanes;
+    }
+    (passes, working, moved, unproven)
+}
+
 #[test]
-fn with_proof_each_pass_is_loop_free_and_proven_and_fewer_working_routes_drop() {
+fn with_proof_every_pass_of_a_return_to_the_full_routing_is_proven() {
     // The return to the full routing once a lost cable is back: the repair's routes still
     // work, the full routing moves many of them, and the lanes by port pair may change.
     let (mut plain_working, mut proven_working, mut moved, mut cases) = (0, 0, 0, 0);
-    let mut unproven = 0;
+    let mut lanes_changed = 0;
     for (seed, cable) in (1..=6).zip([0, 4, 2, 7, 1, 5]) {
         let spec = format!("random:switches=10,degree=3,hosts=1,seed={seed}");
         let f = fabric(&spec);
@@ -307,46 +350,29 @@ fn with_proof_each_pass_is_loop_free_and_proven_and_fewer_working_routes_drop() 
         ) else {
             continue;
         };
-        let (old_lanes, new_lanes) = (lanes(&fixed), lanes(&full));
         cases += 1;
-        let (held, target) = (&fixed.tables, &full.tables);
+        let (old_lanes, new_lanes) = (lanes(&fixed), lanes(&full));
+        lanes_changed += usize::from(old_lanes != new_lanes);
         let lids = LidTable::from_fabric(&f).unwrap();
-        let plain = stage(&f, &lids, held, target);
-        let staging = stage_with_proof(&f, &lids, held, target, &old_lanes, &new_lanes);
-        assert_eq!(staging.changed, plain.changed);
-        assert_eq!(staging.dropped + staging.moved, plain.dropped, "{spec}");
-        let first = staging.first_pass.clone().unwrap_or_else(|| target.clone());
-        assert!(!some_mixture_loops(&f, held, &first), "{spec}: pass 1");
-        assert!(!some_mixture_loops(&f, &first, target), "{spec}: pass 2");
-        let first_lanes = if staging.first_pass.is_some() {
-            &old_lanes
-        } else {
-            &new_lanes
-        };
-        assert!(
-            safe_change(&f, (held, &old_lanes), (&first, first_lanes)),
-            "{spec}: pass 1"
+        plain_working += stage(&f, &lids, &fixed.tables, &full.tables).dropped_working;
+        let (_, working, m, unproven) = follow(
+            &f,
+            &fixed.tables,
+            &full.tables,
+            &old_lanes,
+            &new_lanes,
+            &spec,
         );
-        assert_eq!(
-            safe_change(&f, (&first, first_lanes), (target, &new_lanes)),
-            !staging.last_pass_unproven,
-            "{spec}: pass 2"
-        );
-        unproven += usize::from(staging.last_pass_unproven);
-        plain_working += plain.dropped_working;
-        proven_working += staging.dropped_working;
-        moved += staging.moved;
+        assert!(!unproven, "{spec}: every pass proven");
+        proven_working += working;
+        moved += m;
     }
     eprintln!(
-        "{cases} cases: {proven_working} of {plain_working} working entries dropped, \
-         {moved} moved, {unproven} last passes unproven"
+        "{cases} cases, {lanes_changed} with new lanes: {proven_working} working entries \
+         dropped ({plain_working} by the drop pass alone), {moved} moved"
     );
     assert!(cases >= 3, "only {cases} cases repaired");
-    assert!(moved > 0, "the proof moved some working routes");
-    assert!(
-        proven_working < plain_working,
-        "{proven_working} of {plain_working}"
-    );
+    assert!(lanes_changed > 0, "some case changes the lanes");
 }
 
 #[test]
