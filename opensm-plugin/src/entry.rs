@@ -268,6 +268,7 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
         match result {
             Ok(Ok(figures)) => {
                 let r = &pending.routed;
+                log_written(&pending);
                 let kind = figures.map(|f| f.kind);
                 if kind == Some(PassKind::Drop) {
                     // The switches keep the lanes and the SA its answers until the new
@@ -278,7 +279,6 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
                     plugin.set_answers(r.qos.clone());
                     *unpoisoned(plugin.next_pass_after.lock()) = Some(pending.drain);
                 } else {
-                    log_written(&pending);
                     plugin.set_answers(r.qos.clone());
                     if let (Some(dir), Some(answers)) = (&pending.path_sl_dump, &r.qos) {
                         write_path_sl_dump(dir, answers);

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use crate::deadlock::Guarantee;
 
-use super::sweep_record::{Outcome, SweepRecord};
+use super::sweep_record::{Outcome, PassKind, SweepRecord};
 
 /// Prometheus metric kinds used here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +87,18 @@ const CABLES_GAINED_TOTAL: Family = counter(
 const SWITCHES_GAINED_TOTAL: Family = counter(
     "opensm_layered_repair_switches_gained_total",
     "Switches routed in by repairs, summed.",
+);
+const STAGED_PASSES: Family = counter(
+    "opensm_layered_staged_passes_total",
+    "Passes of staged changes written, by kind: drop (changed entries dropped), lanes (SL-to-VL tables only), install (the new entries).",
+);
+const DROPPED_WORKING_TOTAL: Family = counter(
+    "opensm_layered_staged_dropped_working_entries_total",
+    "Forwarding entries that still carried traffic and were dropped between the passes of a change, summed.",
+);
+const LFT_BLOCKS_TOTAL: Family = counter(
+    "opensm_layered_lft_blocks_total",
+    "64-entry LFT blocks the passes of staged changes differed in from the switches' confirmed tables (the SubnSet MADs sent), summed.",
 );
 const LAST_TIME: Family = gauge(
     "opensm_layered_last_pass_timestamp_seconds",
@@ -180,6 +192,9 @@ pub const FAMILIES: &[Family] = &[
     SWITCHES_LOST_TOTAL,
     CABLES_GAINED_TOTAL,
     SWITCHES_GAINED_TOTAL,
+    STAGED_PASSES,
+    DROPPED_WORKING_TOTAL,
+    LFT_BLOCKS_TOTAL,
     LAST_TIME,
     LAST_DURATION,
     LAST_CORE_DURATION,
@@ -235,6 +250,10 @@ pub struct SweepMetrics {
     switches_lost: u64,
     cables_gained: u64,
     switches_gained: u64,
+    /// Passes of staged changes by kind ([`PassKind::ALL`] order); `None` before the first.
+    staged: Option<[u64; PassKind::ALL.len()]>,
+    dropped_working: u64,
+    lft_blocks: u64,
     /// The last pass.
     last: Option<SweepRecord>,
     /// The last pass that wrote tables: the routing in force.
@@ -277,6 +296,13 @@ impl SweepMetrics {
             self.cables_gained += n(record.gained_cables);
             self.switches_gained += n(record.gained_switches);
         }
+        if let Some(pass) = &record.pass {
+            let staged = self.staged.get_or_insert_default();
+            let kind = PassKind::ALL.iter().position(|&k| k == pass.kind);
+            staged[kind.expect("every kind is listed")] += 1;
+            self.dropped_working += pass.dropped_working as u64;
+            self.lft_blocks += pass.blocks as u64;
+        }
         if let (Some(planned), Some(as_planned)) = (record.cables_planned, record.cables_as_planned)
         {
             self.cabling = Some((record.time, planned, as_planned));
@@ -315,6 +341,16 @@ impl SweepMetrics {
         out.one(&SWITCHES_LOST_TOTAL, self.switches_lost as f64);
         out.one(&CABLES_GAINED_TOTAL, self.cables_gained as f64);
         out.one(&SWITCHES_GAINED_TOTAL, self.switches_gained as f64);
+        if let Some(staged) = &self.staged {
+            let kinds: Vec<Sample> = PassKind::ALL
+                .iter()
+                .zip(staged)
+                .map(|(k, &n)| Sample::labelled("kind", k.name(), n as f64))
+                .collect();
+            out.family(&STAGED_PASSES, &kinds);
+            out.one(&DROPPED_WORKING_TOTAL, self.dropped_working as f64);
+            out.one(&LFT_BLOCKS_TOTAL, self.lft_blocks as f64);
+        }
         if let Some(last) = &self.last {
             out.one(&LAST_TIME, last.time);
             out.one(&LAST_DURATION, last.ms as f64 / 1000.0);

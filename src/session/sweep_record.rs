@@ -87,6 +87,20 @@ pub enum PassKind {
     Install,
 }
 
+impl PassKind {
+    /// Every kind, in the order the metrics list them.
+    pub const ALL: [PassKind; 3] = [PassKind::Drop, PassKind::Lanes, PassKind::Install];
+
+    /// The name the sweep log and the metrics' `kind` label give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PassKind::Drop => "drop",
+            PassKind::Lanes => "lanes",
+            PassKind::Install => "install",
+        }
+    }
+}
+
 /// What one pass of a change wrote, counted in (switch, LID) entries against what the
 /// switches held before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -149,9 +149,9 @@ fn run(engine: &str, spec: &str) {
             .lines()
             .filter(|l| l.contains("staged change"))
             .filter_map(|l| {
-                l.split(" in ")
-                    .nth(1)?
-                    .split_whitespace()
+                l.split(" LFT blocks")
+                    .next()?
+                    .rsplit(' ')
                     .next()?
                     .parse()
                     .ok()

@@ -321,3 +321,45 @@ fn every_family_name_is_unique_and_counters_end_in_total() {
         assert!(!f.help.is_empty() && !f.help.contains('\n'), "{}", f.name);
     }
 }
+
+fn staged(kind: PassKind, dropped_working: usize, blocks: usize, time: f64) -> SweepRecord {
+    let mut r = record(Outcome::Unchanged, time);
+    r.pass = Some(crate::session::PassFigures {
+        kind,
+        written: 10,
+        dropped: dropped_working,
+        dropped_working,
+        moved: 0,
+        blocks,
+    });
+    r
+}
+
+#[test]
+fn staged_passes_are_counted_by_kind_with_their_dropped_routes_and_blocks() {
+    let log = [
+        staged(PassKind::Drop, 7, 30, 1.0),
+        staged(PassKind::Lanes, 0, 0, 2.0),
+        staged(PassKind::Install, 0, 41, 3.0),
+        staged(PassKind::Drop, 2, 5, 4.0),
+    ];
+    let s = samples(&SweepMetrics::of(&log).render());
+    assert_eq!(s["opensm_layered_staged_passes_total{kind=\"drop\"}"], 2.0);
+    assert_eq!(s["opensm_layered_staged_passes_total{kind=\"lanes\"}"], 1.0);
+    assert_eq!(
+        s["opensm_layered_staged_passes_total{kind=\"install\"}"],
+        1.0
+    );
+    assert_eq!(
+        s["opensm_layered_staged_dropped_working_entries_total"],
+        9.0
+    );
+    assert_eq!(s["opensm_layered_lft_blocks_total"], 76.0);
+}
+
+#[test]
+fn without_staged_passes_their_families_are_left_out() {
+    let text = SweepMetrics::of(&[record(Outcome::Routed, 1.0)]).render();
+    assert!(!text.contains("opensm_layered_staged"), "{text}");
+    assert!(!text.contains("opensm_layered_lft_blocks"), "{text}");
+}
