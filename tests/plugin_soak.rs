@@ -1,9 +1,9 @@
 //! A soak on the real stack: stock OpenSM with the plugin (LMC 2, `qos TRUE`, default
 //! configuration but a drain time of 200 ms between the passes of a change, which the other
 //! plugin tests keep at its default) on a Slim Fly q = 7 under ibsim, through 50 heavy sweeps,
-//! each after one random cable flap (a cut, or a cut cable put back). After every sweep the tables are
-//! complete, keep every layer and are deadlock-free for every SL; the daemon does not crash and
-//! its memory does not grow once warm.
+//! each after one random cable flap (a cut, or a cut cable put back). After every sweep the
+//! tables are complete, keep every layer and are deadlock-free for every SL; the daemon does
+//! not crash and its memory does not grow once warm.
 //!
 //! The tables are read from OpenSM's own dumps (`opensm-lfts.dump`, `opensm-sl2vl.dump`),
 //! which must have been written after the sweep's flap. Every tenth sweep ([`IBROUTE_EVERY`])
