@@ -331,8 +331,10 @@ unsafe fn write_pass(
         // SAFETY: as the caller's.
         return unsafe { write(pending, None, written) }.map(|()| None);
     }
+    let planning = Instant::now();
     // SAFETY: as the caller's.
     let plan = unsafe { pass::plan(plugin, pending) }?;
+    let planned_ms = planning.elapsed().as_millis();
     let mut figures = plan.staging.figures();
     // SAFETY: as the caller's.
     unsafe { write(pending, plan.staging.first_pass.as_ref(), written) }?;
@@ -344,7 +346,8 @@ unsafe fn write_pass(
         PassKind::Drop => log::info!(
             "staged change, drop pass: {} of {changed} changed entries dropped ({working} \
              still carried traffic, the others crossed a loss), {} moved where proven safe, in \
-             {} LFT blocks; the new entries follow once every switch confirmed and {} ms passed",
+             {} LFT blocks (planned in {planned_ms} ms); the new entries follow once every \
+             switch confirmed and {} ms passed",
             figures.dropped,
             figures.moved,
             figures.blocks,
@@ -358,7 +361,7 @@ unsafe fn write_pass(
         ),
         PassKind::Install if changed > 0 => log::info!(
             "staged change, last pass: {changed} entries written ({} moved at once, proven \
-             safe) in {} LFT blocks",
+             safe) in {} LFT blocks (planned in {planned_ms} ms)",
             figures.moved,
             figures.blocks
         ),
