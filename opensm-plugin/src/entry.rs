@@ -373,7 +373,10 @@ unsafe fn write_pass(
              old and new lanes on the new routes could not be proven deadlock-free"
         );
     }
-    Ok(Some(figures))
+    // A pass that changes nothing (the subnet unchanged, every block confirmed) is no pass of
+    // a change: the sweep log and the metrics count only passes that write.
+    let wrote = changed > 0 || figures.kind != PassKind::Install || figures.blocks > 0;
+    Ok(wrote.then_some(figures))
 }
 
 /// The SL of a path, for the SA's PathRecords and the SM's own SL: the deadlock scheme's answer,
