@@ -149,12 +149,17 @@ fn check_passes(start: &ReadBack, passes: &[ReadBack], what: &str) {
 
 /// Stock OpenSM with the plugin (`qos TRUE`, a sweep log, the long drain) on `generated`.
 fn start(sim: &Ibsim) -> (OpenSm, std::path::PathBuf) {
+    start_draining(sim, DRAIN_MS)
+}
+
+/// As [`start`], with `drain_ms` between the passes.
+fn start_draining(sim: &Ibsim, drain_ms: u64) -> (OpenSm, std::path::PathBuf) {
     let log = sim.dir().join("sweeps.jsonl");
     let config = plugin_config(
         sim,
         "layered.yaml",
         &format!(
-            "sweep_log: {}\ntransition_drain_ms: {DRAIN_MS}\n",
+            "sweep_log: {}\ntransition_drain_ms: {drain_ms}\n",
             log.display()
         ),
     );
@@ -252,4 +257,61 @@ fn plugging_the_cables_back_returns_to_the_full_routing_in_passes_proven_safe() 
     eprintln!("{figures:?}");
     assert_eq!(figures.len(), back.len(), "a record per pass");
     assert_eq!(figures.last().unwrap().kind, PassKind::Install);
+}
+
+/// ibsim's attribute number of LinearForwardingTable: the MADs its `Error` command drops.
+const LFT_ATTRIBUTE: u16 = 0x19;
+
+/// While every switch loses every LinearForwardingTable MAD, no drop pass is ever confirmed:
+/// the plugin writes the drop pass again at each follow-up and never the new entries; once the
+/// MADs go through, the drop pass is confirmed and the new entries follow.
+#[test]
+fn lost_writes_hold_back_the_next_pass_until_every_switch_confirmed() {
+    let generated = common::generated("slimfly:q=5");
+    let sim = &mut Ibsim::start(&ibsim::write_net(&generated));
+    let (sm, log) = start_draining(sim, 1000);
+    let recorded = passes(&log, 0).len();
+    let switches: Vec<String> = generated
+        .switches()
+        .map(|s| generated.node(s).name.clone())
+        .collect();
+    for name in &switches {
+        sim.console(&format!("Error \"{name}\" 100 {LFT_ATTRIBUTE}"));
+    }
+    let cable = common::switch_cables(&generated)[11];
+    sim.console(&format!(
+        "Unlink {}",
+        common::console_port(&generated, cable.a)
+    ));
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while passes(&log, recorded).len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "fewer than 3 passes:\n{}",
+            sm.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let held_back = passes(&log, recorded);
+    assert!(
+        held_back.iter().all(|p| p.kind == PassKind::Drop),
+        "only drop passes while no write is confirmed: {held_back:?}"
+    );
+    for name in &switches {
+        sim.console(&format!("Error \"{name}\" 0"));
+    }
+    wait_settled(&sm, 0);
+    let figures = passes(&log, recorded);
+    eprintln!("{figures:?}");
+    assert_eq!(figures.last().map(|p| p.kind), Some(PassKind::Install));
+    let after = ReadBack::read(sim, &sm);
+    let verdict = after.verify_every_sl();
+    assert!(verdict.is_deadlock_free(), "{verdict}");
+    let report = ibfabric::analysis::analyze(
+        &after.fabric,
+        &after.lids,
+        &after.tables,
+        &ibfabric::analysis::Options::default(),
+    );
+    assert!(report.is_complete(), "{report}");
 }
