@@ -199,6 +199,25 @@ impl Sl2VlTables {
         self.port(port).unwrap_or(&self.default)
     }
 
+    /// Whether `self` and `other` map every SL alike on every port of `fabric` (every port pair
+    /// of every switch, every CA or router port), however each stores its rows.
+    pub fn same_lanes(&self, other: &Sl2VlTables, fabric: &Fabric) -> bool {
+        fabric.nodes().iter().enumerate().all(|(i, node)| {
+            let id = NodeId(i as u32);
+            let n = node.num_ports();
+            if node.is_switch() {
+                (0..=n).all(|i| {
+                    (0..=n).all(|o| self.switch_row(id, i, o) == other.switch_row(id, i, o))
+                })
+            } else {
+                (1..=n).all(|port| {
+                    let p = PortRef { node: id, port };
+                    self.port_row(p) == other.port_row(p)
+                })
+            }
+        })
+    }
+
     /// The VL of `sl` from `in_port` to `out_port` of `switch`.
     pub fn switch_vl(&self, switch: NodeId, in_port: u8, out_port: u8, sl: u8) -> u8 {
         self.switch_row(switch, in_port, out_port)[usize::from(sl) & (SLS - 1)]

@@ -170,7 +170,7 @@ pub fn stage_with_proof(
     new_lanes: &Sl2VlTables,
 ) -> Staging {
     let plain = stage(fabric, lids, held, target);
-    let same_lanes = old_lanes == new_lanes;
+    let same_lanes = old_lanes.same_lanes(new_lanes, fabric);
     if same_lanes && (plain.changed == 0 || plain.dropped_working == 0) {
         return plain;
     }
