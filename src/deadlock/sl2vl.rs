@@ -199,18 +199,24 @@ impl Sl2VlTables {
         self.port(port).unwrap_or(&self.default)
     }
 
-    /// Whether `self` and `other` map every SL alike on every port of `fabric` (every port pair
-    /// of every switch, every CA or router port), however each stores its rows.
+    /// Whether `self` and `other` map every SL alike wherever packets can pass on `fabric`:
+    /// every pair of a switch's cabled ports (port 0, the switch itself, included) and every
+    /// cabled CA or router port, however each stores its rows. Rows of ports without a cable
+    /// carry nothing and are not compared.
     pub fn same_lanes(&self, other: &Sl2VlTables, fabric: &Fabric) -> bool {
         fabric.nodes().iter().enumerate().all(|(i, node)| {
             let id = NodeId(i as u32);
+            let cabled = |port: u8| fabric.peer(PortRef { node: id, port }).is_some();
             let n = node.num_ports();
             if node.is_switch() {
-                (0..=n).all(|i| {
-                    (0..=n).all(|o| self.switch_row(id, i, o) == other.switch_row(id, i, o))
+                let ports: Vec<u8> = (0..=n).filter(|&p| p == 0 || cabled(p)).collect();
+                ports.iter().all(|&i| {
+                    ports
+                        .iter()
+                        .all(|&o| self.switch_row(id, i, o) == other.switch_row(id, i, o))
                 })
             } else {
-                (1..=n).all(|port| {
+                (1..=n).filter(|&p| cabled(p)).all(|port| {
                     let p = PortRef { node: id, port };
                     self.port_row(p) == other.port_row(p)
                 })

@@ -313,7 +313,7 @@ fn off_changed_lanes(
         }
         for port in 1..=node.num_ports() {
             let p = PortRef { node: id, port };
-            if old_lanes.port_row(p) != new_lanes.port_row(p) {
+            if fabric.peer(p).is_some() && old_lanes.port_row(p) != new_lanes.port_row(p) {
                 return None;
             }
         }
@@ -322,9 +322,13 @@ fn off_changed_lanes(
     let mut off = Vec::new();
     for s in fabric.switches() {
         let n = fabric.node(s).num_ports();
+        let cabled = |port: u8| port == 0 || fabric.peer(PortRef { node: s, port }).is_some();
         let changed_out: Vec<bool> = (0..=n)
             .map(|out| {
-                (0..=n).any(|i| old_lanes.switch_row(s, i, out) != new_lanes.switch_row(s, i, out))
+                cabled(out)
+                    && (0..=n)
+                        .filter(|&i| cabled(i))
+                        .any(|i| old_lanes.switch_row(s, i, out) != new_lanes.switch_row(s, i, out))
             })
             .collect();
         for (lid, &port) in first.table(s).iter().enumerate() {

@@ -1,0 +1,123 @@
+//! Benchmark: planning the passes of a change (`session::transition`), what the plugin runs
+//! under OpenSM's lock before it writes a change, on Slim Flys with 4 layers and lanes by port
+//! pair (the plugin's default).
+//!
+//! `cargo bench --bench staging [q=7]` routes the intact fabric, cuts 1, 2, 5 and 10 seeded
+//! random switch-to-switch cables cumulatively (each step repaired from the last, as the
+//! plugin does), then puts every cable back (the return to the full routing), and prints one
+//! Markdown row per step: the changed entries, the drop pass of `stage` (entries dropped, of
+//! them still working) and its time, and `stage_with_proof` (the transition verifier sparing
+//! working routes and checking a change of lanes): entries dropped, still working, moved,
+//! whether the lanes change and get a pass of their own, and its time.
+
+#[path = "measure.rs"]
+mod measure;
+
+use ibfabric::Fabric;
+use ibfabric::deadlock::Shortage;
+use ibfabric::options::DeadlockMode;
+use ibfabric::rng::Rng;
+use ibfabric::routing::{LidTable, RoutingConfig, assign_lids};
+use ibfabric::session::transition::{stage, stage_with_proof};
+use ibfabric::session::{DeadlockSettings, Routed, repair, route};
+use ibfabric::topology::TopologySpec;
+use measure::{measure, median, ms};
+
+fn settings() -> DeadlockSettings {
+    DeadlockSettings {
+        mode: DeadlockMode::Auto,
+        vls: 8,
+        shortage: Shortage::Fail,
+    }
+}
+
+/// One step's row: the change from `held` (lanes of `old`) to `new` on `fabric`.
+fn row(q: u32, step: &str, fabric: &Fabric, old: &Routed, new: &Routed) {
+    let lids = LidTable::from_fabric(fabric).unwrap();
+    let lanes = |r: &Routed| r.qos.as_ref().unwrap().lanes_on(fabric);
+    let (old_lanes, new_lanes) = (lanes(old), lanes(new));
+    let (plain_times, plain) = measure(|| stage(fabric, &lids, &old.tables, &new.tables));
+    let (proof_times, proof) = measure(|| {
+        stage_with_proof(
+            fabric,
+            &lids,
+            &old.tables,
+            &new.tables,
+            &old_lanes,
+            &new_lanes,
+        )
+    });
+    let lanes_change = !old_lanes.same_lanes(&new_lanes, fabric);
+    println!(
+        "| q = {q} | {step} | {} | {} / {} | {} | {} / {} / {} | {} | {} |",
+        plain.changed,
+        plain.dropped,
+        plain.dropped_working,
+        ms(median(&plain_times)),
+        proof.dropped,
+        proof.dropped_working,
+        proof.moved,
+        match (
+            lanes_change,
+            proof.lanes_pass || proof.dropped > plain.dropped
+        ) {
+            (false, _) => "no",
+            (true, true) => "yes: lanes pass",
+            (true, false) => "yes: proven",
+        },
+        ms(median(&proof_times)),
+    );
+}
+
+fn main() {
+    let q: u32 = std::env::args()
+        .skip(1)
+        .find_map(|a| a.strip_prefix("q=").and_then(|v| v.parse().ok()))
+        .unwrap_or(7);
+    let mut whole = format!("slimfly:q={q}")
+        .parse::<TopologySpec>()
+        .unwrap()
+        .build()
+        .unwrap();
+    assign_lids(&mut whole, 2).unwrap();
+    let config = RoutingConfig {
+        layers: 4,
+        ..RoutingConfig::default()
+    };
+    println!(
+        "| fabric | step | entries changed | stage: dropped / still working | time | \
+         with proof: dropped / still working / moved | lanes change | time |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let full = route(whole.clone(), &config, &settings()).unwrap();
+    let cables: Vec<u32> = (0..whole.links().len() as u32)
+        .filter(|&i| {
+            let l = &whole.links()[i as usize];
+            whole.node(l.a.node).is_switch() && whole.node(l.b.node).is_switch()
+        })
+        .collect();
+    let mut rng = Rng::new(7);
+    let mut cut: Vec<u32> = Vec::new();
+    let mut last = full;
+    let first = route(whole.clone(), &config, &settings()).unwrap();
+    for (step, n) in [
+        ("1 cable", 1),
+        ("2 cables", 2),
+        ("5 cables", 5),
+        ("10 cables", 10),
+    ] {
+        while cut.len() < n {
+            let c = cables[rng.below(cables.len() as u64) as usize];
+            if !cut.contains(&c) {
+                cut.push(c);
+            }
+        }
+        let damaged = whole.after_losses(|_| false, |l| cut.contains(&l.0));
+        let repaired = repair(&last, damaged.clone(), &config, &settings(), false)
+            .unwrap()
+            .expect("repairable");
+        row(q, step, &damaged, &last, &repaired);
+        last = repaired;
+    }
+    row(q, "every cable back", &whole, &last, &first);
+}
