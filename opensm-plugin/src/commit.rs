@@ -41,6 +41,8 @@ pub(crate) struct Pending {
     pub(crate) staged: bool,
     /// The wait between a confirmed drop pass and the next pass.
     pub(crate) drain: Duration,
+    /// Whether the transition verifier may spare working routes (`spare_working_routes`).
+    pub(crate) spare_working: bool,
 }
 
 /// Checks every entry against the switches' tables, then writes them all: the routing's

@@ -73,6 +73,7 @@ pub(crate) unsafe fn plan(plugin: &Plugin, pending: &Pending) -> Result<Plan, St
             &routed.tables,
             &old.lanes_on(fabric),
             new.tables(),
+            pending.spare_working,
         ),
         _ => stage(fabric, &lids, &held, &routed.tables),
     };

@@ -141,6 +141,7 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
         fault,
         staged: config.staged_transitions,
         drain,
+        spare_working: config.spare_working_routes,
     })
 }
 

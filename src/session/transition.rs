@@ -147,10 +147,10 @@ pub fn stage(
 /// where the transition verifier can prove them (every mixture of forwarding entries and
 /// SL-to-VL tables loop-free and deadlock-free for every route on every SL):
 ///
-/// * routes that still work are not dropped without need: the change is written at once when
-///   that is proven safe; else the first pass moves the entries of every LID whose old and new
-///   next hops form no loop and drops only the changed entries of the others, when both passes
-///   are proven safe;
+/// * with `spare_working`, routes that still work are not dropped without need: the change is
+///   written at once when that is proven safe; else the first pass moves the entries of every
+///   LID whose old and new next hops form no loop and drops only the changed entries of the
+///   others, when both passes are proven safe;
 /// * when the lanes change, the last pass of [`stage`]'s plan (which the drop argument covers
 ///   only for unchanged lanes) is checked; when it cannot be proven, the lanes change in a pass
 ///   of their own ([`Staging::lanes_pass`]), after a first pass that also drops every entry
@@ -160,7 +160,9 @@ pub fn stage(
 ///   endport's own row changes is that impossible: [`Staging::last_pass_unproven`] says so.
 ///
 /// Costs up to three runs of the verifier (parallel, linear in routes × hops) when some
-/// changed entry still carried traffic or the lanes change; none otherwise.
+/// changed entry still carried traffic (and `spare_working`) or the lanes change; none
+/// otherwise (`cargo bench --bench staging`: about 130 ms a run on Slim Fly q = 7, 1 s on
+/// q = 11, on 2 cores).
 pub fn stage_with_proof(
     fabric: &Fabric,
     lids: &LidTable,
@@ -168,10 +170,11 @@ pub fn stage_with_proof(
     target: &ForwardingTables,
     old_lanes: &Sl2VlTables,
     new_lanes: &Sl2VlTables,
+    spare_working: bool,
 ) -> Staging {
     let plain = stage(fabric, lids, held, target);
     let same_lanes = old_lanes.same_lanes(new_lanes, fabric);
-    if same_lanes && (plain.changed == 0 || plain.dropped_working == 0) {
+    if same_lanes && (plain.changed == 0 || plain.dropped_working == 0 || !spare_working) {
         return plain;
     }
     let proven = |from: (&ForwardingTables, &Sl2VlTables),
@@ -209,7 +212,7 @@ pub fn stage_with_proof(
             lanes_pass: false,
         };
     }
-    if plain.dropped_working > 0 {
+    if spare_working && plain.dropped_working > 0 {
         let looping: HashSet<u16> = at_once.loops.iter().map(|l| l.lid).collect();
         let changes = changes(fabric, lids, held, target);
         let mut first = held.clone();

@@ -45,6 +45,7 @@ fn row(q: u32, step: &str, fabric: &Fabric, old: &Routed, new: &Routed) {
             &new.tables,
             &old_lanes,
             &new_lanes,
+            true,
         )
     });
     let lanes_change = !old_lanes.same_lanes(&new_lanes, fabric);

@@ -307,7 +307,7 @@ fn follow(
     while tables != *target || !lanes.same_lanes(new_lanes, f) {
         assert!(passes < 4, "{what}: more than 4 passes");
         passes += 1;
-        let staging = stage_with_proof(f, &lids, &tables, target, &lanes, new_lanes);
+        let staging = stage_with_proof(f, &lids, &tables, target, &lanes, new_lanes, true);
         working += staging.dropped_working;
         moved += staging.moved;
         let (next, next_lanes) = match &staging.first_pass {
@@ -384,7 +384,7 @@ fn with_proof_a_change_that_no_route_still_used_is_staged_as_without() {
     let plain = stage(&damaged, &lids, &held, &target);
     let whole = fabric("slimfly:q=5");
     let lanes = lanes(&route(whole, &config(1), &port_pair()).unwrap());
-    let staging = stage_with_proof(&damaged, &lids, &held, &target, &lanes, &lanes);
+    let staging = stage_with_proof(&damaged, &lids, &held, &target, &lanes, &lanes, true);
     if plain.dropped_working == 0 {
         assert_eq!(staging, plain);
     } else {
@@ -408,4 +408,17 @@ fn the_lanes_in_force_read_back_through_the_answers_are_the_same_lanes() {
     row[0] ^= 1;
     changed.switch_mut(s, f.node(s).num_ports()).set(1, 2, row);
     assert!(!changed.same_lanes(answers.tables(), &f));
+}
+
+#[test]
+fn without_sparing_unchanged_lanes_give_the_plain_plan() {
+    // Without sparing and with the lanes unchanged, the verifier is not run and the plan is
+    // `stage`'s.
+    let (damaged, held, target) = repaired("random:switches=10,degree=3,hosts=1,seed=2", 4);
+    let lids = LidTable::from_fabric(&damaged).unwrap();
+    let whole = fabric("random:switches=10,degree=3,hosts=1,seed=2");
+    let lanes = lanes(&route(whole, &config(1), &port_pair()).unwrap());
+    let plain = stage(&damaged, &lids, &held, &target);
+    let staging = stage_with_proof(&damaged, &lids, &held, &target, &lanes, &lanes, false);
+    assert_eq!(staging, plain);
 }
