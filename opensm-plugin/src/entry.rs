@@ -8,7 +8,7 @@ use std::ffi::{CStr, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
-use ibfabric::session::{McastBasis, PassFigures, PassKind};
+use ibfabric::session::{McastBasis, PassKind};
 use opensm_sys::{
     _ib_api_status_t_IB_ERROR, _ib_api_status_t_IB_SUCCESS, OSM_VERSION,
     external_routing_engine_module_t, ib_api_status_t, ib_net16_t, ib_slvl_table_t,
@@ -17,16 +17,17 @@ use opensm_sys::{
     osm_routing_engine_t, osm_sm_sweep,
 };
 
-use crate::commit::{Pending, clear, log_written, write, write_path_sl_dump};
+use crate::commit::{clear, log_written, write_path_sl_dump};
 use crate::config::Config;
 use crate::guard::{guard, panic_message, record_panic_locations};
 use crate::multicast::{Groups, MemberRecord, Programmed};
+use crate::pass::write_pass;
 use crate::plugin::{Daemon, Plugin, unpoisoned};
 use crate::qos::packed;
 use crate::subnet::build_fabric;
 use crate::sweep::compute;
 use crate::sweep_log::{SweepRecord, now};
-use crate::{logger, mft, pass, snapshot};
+use crate::{logger, mft, snapshot};
 
 /// The routing engine name for `routing_engine` in opensm.conf.
 pub const ENGINE_NAME: &CStr = c"layered";
@@ -314,69 +315,6 @@ unsafe extern "C" fn ucast_build_fwd_tables(context: *mut c_void) -> c_int {
             }
         }
     })
-}
-
-/// Writes the pass of `pending` that is due: with staged transitions, the drop pass when
-/// changed entries still forward (said in the log), else the routing; records what was
-/// written. The figures of the pass, with staged transitions.
-///
-/// # Safety
-/// As [`write`].
-unsafe fn write_pass(
-    plugin: &Plugin,
-    pending: &Pending,
-    written: &mut bool,
-) -> Result<Option<PassFigures>, String> {
-    if !pending.staged {
-        // SAFETY: as the caller's.
-        return unsafe { write(pending, None, written) }.map(|()| None);
-    }
-    let planning = Instant::now();
-    // SAFETY: as the caller's.
-    let plan = unsafe { pass::plan(plugin, pending) }?;
-    let planned_ms = planning.elapsed().as_millis();
-    let mut figures = plan.staging.figures();
-    // SAFETY: as the caller's.
-    unsafe { write(pending, plan.staging.first_pass.as_ref(), written) }?;
-    let (changed, working) = (plan.staging.changed, plan.staging.dropped_working);
-    let unproven = plan.staging.last_pass_unproven;
-    // SAFETY: as the caller's, after the write.
-    figures.blocks = unsafe { pass::record(plugin, pending, plan) };
-    match figures.kind {
-        PassKind::Drop => log::info!(
-            "staged change, drop pass: {} of {changed} changed entries dropped ({working} \
-             still carried traffic, the others crossed a loss), {} moved where proven safe, in \
-             {} LFT blocks (planned in {planned_ms} ms); the new entries follow once every \
-             switch confirmed and {} ms passed",
-            figures.dropped,
-            figures.moved,
-            figures.blocks,
-            pending.drain.as_millis()
-        ),
-        PassKind::Lanes => log::info!(
-            "staged change, lanes pass: the SL-to-VL tables change while no route crosses a \
-             port whose lane changes; the new entries follow once every switch confirmed and \
-             {} ms passed",
-            pending.drain.as_millis()
-        ),
-        PassKind::Install if changed > 0 => log::info!(
-            "staged change, last pass: {changed} entries written ({} moved at once, proven \
-             safe) in {} LFT blocks (planned in {planned_ms} ms)",
-            figures.moved,
-            figures.blocks
-        ),
-        PassKind::Install => {}
-    }
-    if unproven {
-        log::warn!(
-            "staged change: the SL-to-VL tables change with the last pass, and some mixture of \
-             old and new lanes on the new routes could not be proven deadlock-free"
-        );
-    }
-    // A pass that changes nothing (the subnet unchanged, every block confirmed) is no pass of
-    // a change: the sweep log and the metrics count only passes that write.
-    let wrote = changed > 0 || figures.kind != PassKind::Install || figures.blocks > 0;
-    Ok(wrote.then_some(figures))
 }
 
 /// The SL of a path, for the SA's PathRecords and the SM's own SL: the deadlock scheme's answer,

@@ -1,15 +1,81 @@
-//! Which pass of a change to write now: what the switches hold, read from OpenSM's confirmed
-//! tables (and [`crate::sent`] where a block was not confirmed), staged against the routing
-//! computed by the core (`ibfabric::session::transition`), with the lanes of the answers in
-//! force as what the ports hold.
+//! Which pass of a change to write now, and writing it: what the switches hold, read from
+//! OpenSM's confirmed tables (and [`crate::sent`] where a block was not confirmed), staged
+//! against the routing computed by the core (`ibfabric::session::transition`), with the lanes
+//! of the answers in force as what the ports hold; the pass written, recorded and logged.
+
+use std::time::Instant;
 
 use ibfabric::routing::{ForwardingTables, LidTable, NO_PORT};
 use ibfabric::session::transition::{Staging, stage, stage_with_proof};
+use ibfabric::session::{PassFigures, PassKind};
 use opensm_sys::osm_switch_t;
 
-use crate::commit::{Pending, SwitchPtr};
+use crate::commit::{Pending, SwitchPtr, write};
 use crate::plugin::{Plugin, unpoisoned};
 use crate::sent::BLOCK;
+
+/// Writes the pass of `pending` that is due: with staged transitions, the drop pass when
+/// changed entries still forward (said in the log), else the routing; records what was
+/// written. The figures of the pass, with staged transitions.
+///
+/// # Safety
+/// As [`write`]: from `ucast_build_fwd_tables`, under OpenSM's lock.
+pub(crate) unsafe fn write_pass(
+    plugin: &Plugin,
+    pending: &Pending,
+    written: &mut bool,
+) -> Result<Option<PassFigures>, String> {
+    if !pending.staged {
+        // SAFETY: as the caller's.
+        return unsafe { write(pending, None, written) }.map(|()| None);
+    }
+    let planning = Instant::now();
+    // SAFETY: as the caller's.
+    let plan = unsafe { plan(plugin, pending) }?;
+    let planned_ms = planning.elapsed().as_millis();
+    let mut figures = plan.staging.figures();
+    // SAFETY: as the caller's.
+    unsafe { write(pending, plan.staging.first_pass.as_ref(), written) }?;
+    let (changed, working) = (plan.staging.changed, plan.staging.dropped_working);
+    let unproven = plan.staging.last_pass_unproven;
+    // SAFETY: as the caller's, after the write.
+    figures.blocks = unsafe { record(plugin, pending, plan) };
+    match figures.kind {
+        PassKind::Drop => log::info!(
+            "staged change, drop pass: {} of {changed} changed entries dropped ({working} \
+             still carried traffic, the others crossed a loss), {} moved where proven safe, in \
+             {} LFT blocks (planned in {planned_ms} ms); the new entries follow once every \
+             switch confirmed and {} ms passed",
+            figures.dropped,
+            figures.moved,
+            figures.blocks,
+            pending.drain.as_millis()
+        ),
+        PassKind::Lanes => log::info!(
+            "staged change, lanes pass: the SL-to-VL tables change while no route crosses a \
+             port whose lane changes; the new entries follow once every switch confirmed and \
+             {} ms passed",
+            pending.drain.as_millis()
+        ),
+        PassKind::Install if changed > 0 => log::info!(
+            "staged change, last pass: {changed} entries written ({} moved at once, proven \
+             safe) in {} LFT blocks (planned in {planned_ms} ms)",
+            figures.moved,
+            figures.blocks
+        ),
+        PassKind::Install => {}
+    }
+    if unproven {
+        log::warn!(
+            "staged change: the SL-to-VL tables change with the last pass, and some mixture of \
+             old and new lanes on the new routes could not be proven deadlock-free"
+        );
+    }
+    // A pass that changes nothing (the subnet unchanged, every block confirmed) is no pass of
+    // a change: the sweep log and the metrics count only passes that write.
+    let wrote = changed > 0 || figures.kind != PassKind::Install || figures.blocks > 0;
+    Ok(wrote.then_some(figures))
+}
 
 /// The pass to write, and what every switch was believed to hold before it (recorded with
 /// what is written, see [`record`]).
