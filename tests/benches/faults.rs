@@ -16,7 +16,8 @@
 //!   from its log line `routed … in N ms` (the part of the re-route time OpenSM's lock holds).
 //! - **passes**: OpenSM's "tables configured" lines of the step (the plugin stages a change in
 //!   a drop pass and an install pass; `layered-at-once` is the plugin with
-//!   `staged_transitions: false`, writing every change at once as OpenSM's engines do);
+//!   `staged_transitions: false`, writing every change at once as OpenSM's engines do, and
+//!   `layered-unspared` with `spare_working_routes: false`, staging without the verifier);
 //! - **LFT blocks**: 64-entry blocks sent, from the plugin's log lines for staged passes (what
 //!   differed from the switches' confirmed tables), else the blocks that differ between the
 //!   read-backs before and after the step (OpenSM sends only those);
@@ -51,9 +52,13 @@ const TRAP: &str = "Received Generic Notice";
 fn options(engine: &str, dir: &std::path::Path) -> OpenSmOptions {
     let mut options = if engine == "layered" {
         with_plugin("qos TRUE\n", None, false)
-    } else if engine == "layered-at-once" {
-        let config = dir.join("at-once.yaml");
-        std::fs::write(&config, "staged_transitions: false\n").unwrap();
+    } else if let Some(text) = match engine {
+        "layered-at-once" => Some("staged_transitions: false\n"),
+        "layered-unspared" => Some("spare_working_routes: false\n"),
+        _ => None,
+    } {
+        let config = dir.join("layered.yaml");
+        std::fs::write(&config, text).unwrap();
         with_plugin("qos TRUE\n", config.to_str(), false)
     } else {
         let mut o = OpenSmOptions::new(engine, 2);
@@ -246,7 +251,14 @@ fn main() {
         "| engine | step | re-route time | passes | LFT blocks | transition | routing step | entries changed / had to (churn) | complete | every SL |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
-    for engine in ["layered", "layered-at-once", "minhop", "dfsssp", "nue"] {
+    for engine in [
+        "layered",
+        "layered-unspared",
+        "layered-at-once",
+        "minhop",
+        "dfsssp",
+        "nue",
+    ] {
         if filter.is_some_and(|f| f != engine) {
             continue;
         }
