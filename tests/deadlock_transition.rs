@@ -361,23 +361,8 @@ fn tables_read_back_around_a_cable_cut_under_ibsim_are_checked_as_a_change() {
         sls: RouteSls::EverySl,
         ..VerifyOptions::default()
     };
-    let (old, old_sl2vl) = before.onto(&after.fabric);
-    let verdict = verify_transition(
-        &after.fabric,
-        &after.lids,
-        &Before {
-            tables: &old,
-            sl2vl: &old_sl2vl,
-            multicast: None,
-        },
-        &After {
-            tables: &after.tables,
-            path_sl: &DefaultSl(0),
-            sl2vl: &after.sl2vl,
-            multicast: None,
-        },
-        &every_sl,
-    );
+    let (old, _) = before.onto(&after.fabric);
+    let verdict = after.verify_change_from(&before);
     eprintln!("{verdict}");
     let looping = looping_lids(&after.fabric, &old, &after.tables);
     assert_eq!(verdict.looping_lids, looping.len());

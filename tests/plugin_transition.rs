@@ -13,8 +13,6 @@ use common::plugin::{
 use common::readback::ReadBack;
 use common::{Ibsim, OpenSm, SUBNET_UP};
 use ibfabric::Fabric;
-use ibfabric::deadlock::verify::{After, Before, TransitionVerdict, verify_transition};
-use ibfabric::deadlock::{DefaultSl, RouteSls, VerifyOptions};
 use ibfabric::io::ibsim;
 use ibfabric::routing::ForwardingTables;
 use ibfabric::session::{PassFigures, PassKind, SweepRecord};
@@ -23,30 +21,6 @@ use std::time::{Duration, Instant};
 
 /// The wait between the passes: long enough to read every switch back in between.
 const DRAIN_MS: u64 = 30_000;
-
-/// The change from `before` to `after` (both read back), proven by the transition verifier.
-fn verify(before: &ReadBack, after: &ReadBack) -> TransitionVerdict {
-    let (old, old_sl2vl) = before.onto(&after.fabric);
-    verify_transition(
-        &after.fabric,
-        &after.lids,
-        &Before {
-            tables: &old,
-            sl2vl: &old_sl2vl,
-            multicast: None,
-        },
-        &After {
-            tables: &after.tables,
-            path_sl: &DefaultSl(0),
-            sl2vl: &after.sl2vl,
-            multicast: None,
-        },
-        &VerifyOptions {
-            sls: RouteSls::EverySl,
-            ..VerifyOptions::default()
-        },
-    )
-}
 
 /// Entries of `fabric`'s switches that went from one port still cabled to another port
 /// still cabled between `old` and `new` (over `fabric`): what a staged pass never does.
@@ -139,7 +113,7 @@ fn passes_of(sim: &mut Ibsim, sm: &OpenSm, act: impl FnOnce(&mut Ibsim)) -> Vec<
 fn check_passes(start: &ReadBack, passes: &[ReadBack], what: &str) {
     let mut from = start;
     for (i, to) in passes.iter().enumerate() {
-        let verdict = verify(from, to);
+        let verdict = to.verify_change_from(from);
         eprintln!("{what}, pass {}: {verdict}", i + 1);
         assert_eq!(verdict.looping_lids, 0, "{what}, pass {}: {verdict}", i + 1);
         assert!(verdict.is_safe(), "{what}, pass {}: {verdict}", i + 1);

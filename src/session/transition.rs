@@ -357,12 +357,7 @@ fn working(
     entries: &[(NodeId, u16)],
 ) -> usize {
     let net = Network::new(fabric, lids);
-    let endpoint_of: HashMap<PortRef, usize> = net
-        .endpoints
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.port, i))
-        .collect();
+    let endpoint_of = endpoint_index(&net);
     let dense: HashMap<NodeId, usize> = net
         .switches
         .iter()
@@ -410,12 +405,7 @@ fn changes(
     target: &ForwardingTables,
 ) -> Changes {
     let net = Network::new(fabric, lids);
-    let endpoint_of: HashMap<PortRef, usize> = net
-        .endpoints
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.port, i))
-        .collect();
+    let endpoint_of = endpoint_index(&net);
     let mut changes = Changes {
         changed: 0,
         forwarding: Vec::new(),
@@ -463,6 +453,15 @@ fn longest(tables: &ForwardingTables) -> usize {
         .map(|&s| tables.table(s).len())
         .max()
         .unwrap_or(0)
+}
+
+/// Each endpoint port's index in `net.endpoints`, for [`dest_of`].
+fn endpoint_index(net: &Network<'_>) -> HashMap<PortRef, usize> {
+    net.endpoints
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.port, i))
+        .collect()
 }
 
 /// Where `lid` must be delivered, if a port of the fabric owns it.

@@ -38,8 +38,6 @@ use common::plugin::{wait_configured, with_plugin};
 use common::readback::{ReadBack, churn};
 use common::{Ibsim, OpenSm, OpenSmOptions};
 use ibfabric::analysis::{self, Options};
-use ibfabric::deadlock::verify::{After, Before, TransitionVerdict, verify_transition};
-use ibfabric::deadlock::{DefaultSl, RouteSls, VerifyOptions};
 use ibfabric::io::ibsim;
 use ibfabric::rng::Rng;
 use ibfabric::topology::{Link, PortRef};
@@ -163,7 +161,7 @@ fn run(engine: &str, spec: &str) {
             })
             .collect();
         let (blocks, transition) = if staged_blocks.is_empty() {
-            let verdict = transition(&previous, &now);
+            let verdict = now.verify_change_from(&previous);
             (
                 changed_blocks(&previous, &now),
                 format!(
@@ -194,30 +192,6 @@ fn run(engine: &str, spec: &str) {
         );
         previous = now;
     }
-}
-
-/// The change between two read-backs, judged by the transition verifier (every SL).
-fn transition(before: &ReadBack, after: &ReadBack) -> TransitionVerdict {
-    let (old, old_sl2vl) = before.onto(&after.fabric);
-    verify_transition(
-        &after.fabric,
-        &after.lids,
-        &Before {
-            tables: &old,
-            sl2vl: &old_sl2vl,
-            multicast: None,
-        },
-        &After {
-            tables: &after.tables,
-            path_sl: &DefaultSl(0),
-            sl2vl: &after.sl2vl,
-            multicast: None,
-        },
-        &VerifyOptions {
-            sls: RouteSls::EverySl,
-            ..VerifyOptions::default()
-        },
-    )
 }
 
 /// 64-entry LFT blocks that differ between two read-backs (over the switches of `after`).

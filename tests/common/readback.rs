@@ -95,6 +95,35 @@ pub struct ReadBack {
 }
 
 impl ReadBack {
+    /// The change from `before` (another read-back of the same subnet) to these tables, judged
+    /// by the transition verifier with every route on every SL.
+    pub fn verify_change_from(
+        &self,
+        before: &ReadBack,
+    ) -> ibfabric::deadlock::verify::TransitionVerdict {
+        use ibfabric::deadlock::verify::{After, Before, verify_transition};
+        let (old, old_sl2vl) = before.onto(&self.fabric);
+        verify_transition(
+            &self.fabric,
+            &self.lids,
+            &Before {
+                tables: &old,
+                sl2vl: &old_sl2vl,
+                multicast: None,
+            },
+            &After {
+                tables: &self.tables,
+                path_sl: &DefaultSl(0),
+                sl2vl: &self.sl2vl,
+                multicast: None,
+            },
+            &VerifyOptions {
+                sls: RouteSls::EverySl,
+                ..VerifyOptions::default()
+            },
+        )
+    }
+
     /// These forwarding and SL-to-VL tables moved onto `fabric` (another discovery of the same
     /// subnet: switches and ports matched by GUID), for the LIDs of `fabric`.
     pub fn onto(&self, fabric: &Fabric) -> (ForwardingTables, Sl2VlTables) {
