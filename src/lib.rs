@@ -23,6 +23,7 @@ pub mod rng;
 pub mod routing;
 pub mod session;
 pub mod simulation;
+pub mod threads;
 pub mod topology;
 pub mod verify;
 

@@ -51,4 +51,5 @@ mod rankmap_opensm;
 mod repair_cli;
 mod routing_balance;
 mod routing_complete;
+mod routing_threads;
 mod simulate_smpi;

@@ -43,6 +43,8 @@ pub(crate) struct Pending {
     pub(crate) drain: Duration,
     /// Whether the transition verifier may spare working routes (`spare_working_routes`).
     pub(crate) spare_working: bool,
+    /// The threads the routing ran on (`routing_threads`).
+    pub(crate) threads: usize,
 }
 
 /// Checks every entry against the switches' tables, then writes them all: the routing's
@@ -159,12 +161,14 @@ pub(crate) fn log_written(pending: &Pending) {
         );
     } else {
         log::info!(
-            "routed {} switches, {} LIDs, {} layers in {} ms (core {} ms)",
+            "routed {} switches, {} LIDs, {} layers in {} ms (core {} ms on {} thread{})",
             r.switches.len(),
             r.lids,
             r.layers,
             pending.started.elapsed().as_millis(),
-            r.elapsed.as_millis()
+            r.elapsed.as_millis(),
+            pending.threads,
+            if pending.threads == 1 { "" } else { "s" }
         );
     }
     if let Some(repair) = &r.repair {

@@ -20,6 +20,7 @@
 //! staged_transitions: true  # write changes in passes safe at every instant (default: true)
 //! transition_drain_ms: 500  # wait between the passes (default: from OpenSM's packet_life_time)
 //! spare_working_routes: true  # prove working routes can move at once (runs under the lock)
+//! routing_threads: 0   # threads the routing runs on (default 0: every core OpenSM may use)
 //! ```
 //!
 //! The value names and the defaults are those of `ibfabric route` (`ibfabric::options`), except
@@ -112,6 +113,9 @@ pub struct Config {
     /// between the passes (moving them at once where every mixture is proven safe). It runs
     /// under OpenSM's lock: about 0.3 s on Slim Fly q = 7 and 2-3 s on q = 11 on 2 cores.
     pub spare_working_routes: bool,
+    /// Threads the routing passes run on while OpenSM waits for them under its lock; 0: every
+    /// core OpenSM's process may run on. The tables are the same whatever the number.
+    pub routing_threads: usize,
     /// Testing aid (feature `debug-fault`): a fault injected into a routing callback, to
     /// exercise the fallback.
     #[cfg(feature = "debug-fault")]
@@ -121,6 +125,9 @@ pub struct Config {
 /// The longest wait between the passes of a change the configuration may ask for: longer would
 /// leave routes dropped for longer than any switch keeps a packet.
 pub const MAX_DRAIN_MS: u64 = 600_000;
+
+/// The most threads the configuration may ask for: more than any subnet manager host has cores.
+pub const MAX_ROUTING_THREADS: usize = 1024;
 
 /// The defaults of the options where the plugin and `ibfabric route` differ (and why).
 const PLUGIN_DEFAULTS: FrontEndDefaults = FrontEndDefaults::PLUGIN;
@@ -146,6 +153,7 @@ impl Default for Config {
             staged_transitions: true,
             transition_drain_ms: None,
             spare_working_routes: true,
+            routing_threads: 0,
             #[cfg(feature = "debug-fault")]
             debug_fault: None,
         }
@@ -246,9 +254,9 @@ impl Config {
     /// The keys a routing depends on, the others at their defaults: a routing made under other
     /// routing keys is never reused or repaired, while the files the plugin writes or reads
     /// beside the routing (`sweep_log`, `metrics_file`, `path_sl_dump`, `cabling_plan`,
-    /// `reoptimise_file`) and how a change is written (`staged_transitions`,
-    /// `transition_drain_ms`, `spare_working_routes`) can be changed without routing the
-    /// subnet again.
+    /// `reoptimise_file`), how a change is written (`staged_transitions`,
+    /// `transition_drain_ms`, `spare_working_routes`) and the threads that compute it
+    /// (`routing_threads`) can be changed without routing the subnet again.
     pub fn routing_keys(&self) -> Self {
         Self {
             layers: self.layers,
@@ -292,7 +300,7 @@ impl Config {
              max_hops: {}, keep_percent: {}, deadlock: {deadlock}, vls: {vls}, \
              on_vl_shortage: {shortage}, cabling_plan: {}, path_sl_dump: {}, sweep_log: {}, \
              reoptimise_file: {}, metrics_file: {}, staged_transitions: {}, \
-             transition_drain_ms: {}, spare_working_routes: {}",
+             transition_drain_ms: {}, spare_working_routes: {}, routing_threads: {}",
             self.seed,
             self.min_extra_hops,
             self.max_hops,
@@ -306,6 +314,10 @@ impl Config {
             self.transition_drain_ms
                 .map_or("the switch lifetime".to_string(), |ms| ms.to_string()),
             self.spare_working_routes,
+            match self.routing_threads {
+                0 => format!("every core ({})", ibfabric::threads::available()),
+                n => n.to_string(),
+            },
         );
         match self.fault() {
             Some(fault) => line + &format!(", debug_fault: {}", fault.name()),
@@ -347,6 +359,12 @@ impl Config {
         {
             return Err(invalid(format!(
                 "transition_drain_ms {ms} is more than {MAX_DRAIN_MS} (ten minutes)"
+            )));
+        }
+        if config.routing_threads > MAX_ROUTING_THREADS {
+            return Err(invalid(format!(
+                "routing_threads {} is more than {MAX_ROUTING_THREADS}",
+                config.routing_threads
             )));
         }
         if config.keep_percent == 0 || config.keep_percent > 100 {
@@ -461,6 +479,7 @@ mod tests {
             "staged_transitions",
             "transition_drain_ms",
             "spare_working_routes",
+            "routing_threads",
         ] {
             assert!(summary.contains(&format!("{key}: ")), "{key}: {summary}");
         }
@@ -483,7 +502,7 @@ mod tests {
             .collect();
         let config = Config::parse("layered.yaml", &uncommented)
             .unwrap_or_else(|e| panic!("{e}:\n{uncommented}"));
-        assert_eq!(uncommented.lines().count(), 17, "{uncommented}");
+        assert_eq!(uncommented.lines().count(), 18, "{uncommented}");
         assert_eq!(
             config.staged_transitions,
             Config::default().staged_transitions
@@ -491,6 +510,21 @@ mod tests {
         assert_eq!(config.paths(), Config::default().paths());
         assert_eq!(config.deadlock, Config::default().deadlock);
         assert_eq!(config.on_vl_shortage, Config::default().on_vl_shortage);
+    }
+
+    #[test]
+    fn more_routing_threads_than_the_limit_are_refused_naming_the_key() {
+        let text = format!("routing_threads: {}\n", MAX_ROUTING_THREADS + 1);
+        let err = Config::parse("x.yaml", &text).unwrap_err().to_string();
+        assert!(
+            err.contains("x.yaml") && err.contains("routing_threads"),
+            "{err}"
+        );
+        let at_most = format!("routing_threads: {MAX_ROUTING_THREADS}\n");
+        assert_eq!(
+            Config::parse("x.yaml", &at_most).unwrap().routing_threads,
+            MAX_ROUTING_THREADS
+        );
     }
 
     #[test]

@@ -72,6 +72,10 @@ pub(crate) struct Plugin {
     /// (stopped and joined) with the plugin, in `delete`, before OpenSM destroys its state
     /// manager (osm_opensm.c: osm_opensm_destroy).
     pub(crate) follow_up: FollowUp,
+    /// The threads the routing runs on, and the `routing_threads` they were started for: kept
+    /// across sweeps (starting them costs more than a reused routing), started again when the
+    /// configuration asks for another number.
+    routing_pool: Mutex<Option<(usize, Arc<rayon::ThreadPool>)>>,
 }
 
 // The SA's threads and the sweep share the plugin: the compiler checks it may be shared.
@@ -103,6 +107,39 @@ impl Plugin {
             sent: Mutex::new(SentTables::default()),
             next_pass_after: Mutex::new(None),
             follow_up: FollowUp::default(),
+            routing_pool: Mutex::new(None),
+        }
+    }
+
+    /// Runs `work` on the routing threads `threads` asks for (0: every core OpenSM may run on)
+    /// and returns its result with the number of threads it had. If no thread can be started,
+    /// `work` runs on OpenSM's thread alone, with a warning.
+    pub(crate) fn on_routing_threads<R: Send>(
+        &self,
+        threads: usize,
+        work: impl FnOnce() -> R + Send,
+    ) -> (R, usize) {
+        let pool = {
+            let mut kept = unpoisoned(self.routing_pool.lock());
+            match &*kept {
+                Some((asked, pool)) if *asked == threads => Some(Arc::clone(pool)),
+                _ => match ibfabric::threads::pool(threads) {
+                    Ok(pool) => {
+                        let pool = Arc::new(pool);
+                        *kept = Some((threads, Arc::clone(&pool)));
+                        Some(pool)
+                    }
+                    Err(e) => {
+                        log::warn!("cannot start the routing threads ({e}): routing on one");
+                        *kept = None;
+                        None
+                    }
+                },
+            }
+        };
+        match pool {
+            Some(pool) => (pool.install(work), pool.current_num_threads()),
+            None => (work(), 1),
         }
     }
 

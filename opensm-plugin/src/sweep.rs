@@ -95,17 +95,20 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
         canonical_records(&snapshot.records),
         reoptimise,
     );
-    let settled = {
+    let (settled, routing_threads) = {
         let mut session = unpoisoned(plugin.session.lock());
         if !plugin.restore_tried.swap(true, Ordering::Relaxed) {
             restore(&mut session, &config, &opensm, &saved_settings);
         }
         let steps = session.journal().len();
-        let settled = session.settle(request).map_err(|e| e.to_string())?;
+        let routings = &mut *session;
+        let (settled, threads) =
+            plugin.on_routing_threads(config.routing_threads, || routings.settle(request));
+        let settled = settled.map_err(|e| e.to_string())?;
         if settled.decision != Decision::Reused || session.journal().len() != steps {
             save(&session, saved_settings);
         }
-        settled
+        (settled, threads)
     };
     let routed = settled.routed;
     let drain = config.transition_drain_ms.map_or_else(
@@ -142,6 +145,7 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
         staged: config.staged_transitions,
         drain,
         spare_working: config.spare_working_routes,
+        threads: routing_threads,
     })
 }
 

@@ -55,6 +55,7 @@ use crate::routing::layers::Layers;
 use crate::routing::{ForwardingTables, LidTable, forwarding_tables, spread_forwarding_tables};
 use crate::routing::{RoutingConfig, Turns};
 use crate::topology::Fabric;
+use std::time::Instant;
 
 /// Why a routing could not be made deadlock-free.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -472,20 +473,29 @@ pub fn route_deadlock_free_with(
                         turns,
                         ..routing.clone()
                     };
+                    let started = Instant::now();
                     let order = (turns == Turns::Unimodal)
                         .then(|| &*order.get_or_insert_with(|| router.order(graph, routing)));
+                    log::debug!("cable order in {:.2?}", started.elapsed());
+                    let started = Instant::now();
                     let layered = router.route(graph, &config, order);
+                    log::debug!("layers routed in {:.2?}", started.elapsed());
+                    let started = Instant::now();
                     let tables = if router.spreads() {
                         spread_forwarding_tables(fabric, graph, &layered, lids, order)
                     } else {
                         forwarding_tables(fabric, graph, &layered, lids)
                     };
+                    log::debug!("forwarding tables in {:.2?}", started.elapsed());
                     routed.push((turns, layered, tables));
                     routed.len() - 1
                 }
             };
             let tables = &routed[at].2;
-            match apply_scheme(fabric, lids, graph, tables, scheme, order.as_ref()) {
+            let started = Instant::now();
+            let applied = apply_scheme(fabric, lids, graph, tables, scheme, order.as_ref());
+            log::debug!("{scheme:?} applied in {:.2?}", started.elapsed());
+            match applied {
                 Ok((path_sls, sl2vl, outcome)) => {
                     let (_, routing, tables) = routed.swap_remove(at);
                     return Ok(DeadlockFree {

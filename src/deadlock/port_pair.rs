@@ -16,6 +16,7 @@ use crate::routing::graph::{NONE, RoutingGraph};
 use crate::routing::walk::DestWalk;
 use crate::routing::{ForwardingTables, LidTable};
 use crate::topology::{Fabric, PortRef};
+use rayon::prelude::*;
 
 /// The lanes-by-port-pair scheme's parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +68,7 @@ pub fn lanes_by_port_pair_checking(
     tables: &ForwardingTables,
     order: &CableOrder,
     config: &PortPairConfig,
-    check: &dyn Fn(u16) -> bool,
+    check: &(dyn Fn(u16) -> bool + Sync),
 ) -> Result<PortPairLanes, DeadlockError> {
     let classes = classes(config.vls)?;
     let sl2vl = port_pair_sl2vl(fabric, graph, order, config.vls)?;
@@ -90,13 +91,10 @@ fn valleys(
     lids: &LidTable,
     tables: &ForwardingTables,
     sl2vl: &Sl2VlTables,
-    check: &dyn Fn(u16) -> bool,
+    check: &(dyn Fn(u16) -> bool + Sync),
 ) -> Option<(u64, String)> {
     let net = Channels::new(fabric, lids, Traffic { switch_lids: true });
     let n = net.len();
-    let mut walk = DestWalk::new(n);
-    let mut descends = vec![false; n];
-    let (mut count, mut example) = (0u64, None);
     // The lane of the cable leaving v's next hop for a packet arriving over v's next cable:
     // `None` when v's next hop delivers (or v's walk ends at v).
     let lane_after = |walk: &DestWalk, v: usize| -> Option<(usize, bool)> {
@@ -118,29 +116,44 @@ fn valleys(
         );
         Some((w, vl % 2 == 1))
     };
-    for dest in net.dests.iter().filter(|d| check(d.lid)) {
-        walk.walk(&net, tables, dest, |_| NONE);
-        descends.fill(false);
-        for v in 0..n {
-            if let Some((w, true)) = lane_after(&walk, v) {
-                descends[w] = true;
-            }
-        }
-        for (v, &entered_descending) in descends.iter().enumerate() {
-            if entered_descending && let Some((w, false)) = lane_after(&walk, v) {
-                count += 1;
-                example.get_or_insert_with(|| {
-                    format!(
-                        "towards LID {}, routes enter {} on the descending lane and leave \
-                         over {} on the ascending one",
-                        dest.lid,
-                        net.link_name(walk.next(v)),
-                        net.link_name(walk.next(w))
-                    )
-                });
-            }
-        }
-    }
+    // Destinations are independent: each thread walks its own, and the counts add up in the
+    // destinations' order, so the example is the first destination's whatever the threads.
+    let (count, example) = net
+        .dests
+        .par_iter()
+        .filter(|d| check(d.lid))
+        .map_init(
+            || (DestWalk::new(n), vec![false; n]),
+            |(walk, descends), dest| {
+                walk.walk(&net, tables, dest, |_| NONE);
+                descends.fill(false);
+                for v in 0..n {
+                    if let Some((w, true)) = lane_after(walk, v) {
+                        descends[w] = true;
+                    }
+                }
+                let (mut count, mut example) = (0u64, None);
+                for (v, &entered_descending) in descends.iter().enumerate() {
+                    if entered_descending && let Some((w, false)) = lane_after(walk, v) {
+                        count += 1;
+                        example.get_or_insert_with(|| {
+                            format!(
+                                "towards LID {}, routes enter {} on the descending lane and \
+                                 leave over {} on the ascending one",
+                                dest.lid,
+                                net.link_name(walk.next(v)),
+                                net.link_name(walk.next(w))
+                            )
+                        });
+                    }
+                }
+                (count, example)
+            },
+        )
+        .reduce(
+            || (0, None),
+            |(a, first), (b, second)| (a + b, first.or(second)),
+        );
     example.map(|e| (count, e))
 }
 

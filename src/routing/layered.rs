@@ -64,6 +64,7 @@ use super::split_layers::lay_split_layer;
 use super::tree::route_loads;
 use crate::rng::Rng;
 use std::ops::Range;
+use std::time::Instant;
 
 /// Routes every layer of `graph`.
 ///
@@ -140,7 +141,9 @@ fn route_once(graph: &RoutingGraph, config: &RoutingConfig, order: Option<&Cable
             layers.attach(graph, l, t, weights, |_| true, &mut scratch);
         }
     };
+    let started = Instant::now();
     complete(&mut layers, 0, &mut weights, &mut rng, None);
+    log::debug!("layer 0 routed in {:.2?}", started.elapsed());
     let mut levels = vec![0u8; n * n];
     let mut disjoint = vec![1u8; n * n];
     let splits = order.and_then(|order| Some((order, split_layers(graph, config, order)?)));
@@ -154,6 +157,7 @@ fn route_once(graph: &RoutingGraph, config: &RoutingConfig, order: Option<&Cable
         layers.extend_to(block.end);
         // Layer 0 is built above: every later layer is built against its load.
         for l in block.clone().filter(|&l| l > 0) {
+            let started = Instant::now();
             match &config.algorithm {
                 Algorithm::Minimal | Algorithm::MlfmA2a => {
                     complete(&mut layers, l, &mut weights, &mut rng, None)
@@ -198,8 +202,10 @@ fn route_once(graph: &RoutingGraph, config: &RoutingConfig, order: Option<&Cable
                     complete(&mut layers, l, &mut weights, &mut rng, Some(&kept));
                 }
             }
+            log::debug!("layer {l} routed in {:.2?}", started.elapsed());
         }
         if let Algorithm::Layered(lengths) = &config.algorithm {
+            let started = Instant::now();
             let counts = balance_block(
                 graph,
                 &mut layers,
@@ -208,6 +214,12 @@ fn route_once(graph: &RoutingGraph, config: &RoutingConfig, order: Option<&Cable
                 config.seed,
                 block.clone(),
                 count,
+            );
+            log::debug!(
+                "layers {}-{} balanced in {:.2?}",
+                block.start,
+                block.end - 1,
+                started.elapsed()
             );
             if block.end < count {
                 // The next prefix is built against the loads and paths this one ended with

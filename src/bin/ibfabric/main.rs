@@ -31,6 +31,10 @@ use ibfabric::cli::{CompletionsArgs, ManArgs, Verbosity, exit_code};
 struct Cli {
     #[command(flatten)]
     verbosity: Verbosity,
+    /// Threads of the routing passes (0: every core this process may use); the tables are the
+    /// same whatever the number
+    #[arg(long, global = true, default_value_t = 0, value_name = "N")]
+    threads: usize,
     #[command(subcommand)]
     command: Command,
 }
@@ -66,7 +70,14 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     cli.verbosity.init_logging();
-    let result = match cli.command {
+    let pool = match ibfabric::threads::pool(cli.threads) {
+        Ok(pool) => pool,
+        Err(e) => {
+            eprintln!("ibfabric: cannot start {} threads: {e}", cli.threads);
+            return ExitCode::from(2);
+        }
+    };
+    let result = pool.install(|| match cli.command {
         Command::Topo(args) => topo::run(args),
         Command::Route(args) => route::run(args),
         Command::Diff(args) => diff::run(args),
@@ -79,6 +90,6 @@ fn main() -> ExitCode {
         Command::Metrics(args) => metrics::run(args),
         Command::Completions(args) => args.run(Cli::command()),
         Command::Man(args) => args.run(Cli::command()),
-    };
+    });
     exit_code("ibfabric", result)
 }

@@ -166,9 +166,10 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
         }
     };
     log::info!(
-        "routed {} in {:.2} s",
+        "routed {} in {:.2} s on {} thread(s)",
         fabric.name,
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        rayon::current_num_threads()
     );
     if let Some(path) = &args.lft_out {
         output::stream_atomically(path, |out| {

@@ -3,7 +3,8 @@
 //! (the lengths of [`PathLengths`]), consistent with what the layer already holds.
 //!
 //! * Pairs are taken in priority order: fewest non-minimal paths obtained so far first, then
-//!   the closest pairs, random within a level.
+//!   the closest pairs, random within a level. The searches of a [`batch`] of pairs run in
+//!   parallel and build the layer the searches in sequence would.
 //! * Each pair's path is the least-cost one of [`path`]: it least repeats, for every switch
 //!   whose route it sets, the links that switch's routes in earlier layers use (so every
 //!   switch gains disjoint paths, not only s); then it least overloads t's entry ([`entry`]);
@@ -15,15 +16,17 @@
 //!   ([`lengths`]); the driver completes the layer along the fewest hops.
 //!
 //! The files below this one import nothing from it: [`entry`] and [`lengths`] stand alone,
-//! [`path`] reads [`entry`]'s view of the destination.
+//! [`path`] reads [`entry`]'s view of the destination, [`batch`] runs [`path`]'s searches.
 
+mod batch;
 mod entry;
 mod lengths;
 mod path;
 
+use batch::Batch;
 use entry::{TreeEntry, entry_cap, open_room};
 use lengths::keep_within_lengths;
-use path::{Context, Search};
+use path::{Context, Found, Search};
 
 use super::cable_order::CableOrder;
 use super::config::PathLengths;
@@ -89,16 +92,15 @@ pub(super) fn almost_minimal_layer(
             .map(|t| graph.endpoints.iter().sum::<u32>() - graph.endpoints[t])
             .collect(),
     };
-    let mut search = Search::default();
     // First pass: almost-minimal paths. Second pass, for the pairs still without a route: the
     // best path of any length up to the maximum, while the layer still leaves room for one,
     // rather than whatever is left when the layer is completed.
+    let started = std::time::Instant::now();
+    let mut batch = Batch::new(n);
+    let mut scratch = Search::default();
     for fallback in [false, true] {
-        for &(_, _, _, s, t) in &pairs {
-            let (s, t) = (s as usize, t as usize);
-            if build.layers.is_routed(l, s, t) {
-                continue;
-            }
+        // The search of one pair against the layer as `build` holds it.
+        let search = |build: &LayerBuild<'_>, search: &mut Search, s: usize, t: usize| {
             let d = graph.dist(s, t);
             let allowed = lengths.range(d);
             let shortest = if fallback {
@@ -119,17 +121,36 @@ pub(super) fn almost_minimal_layer(
                 &Context::new(graph, build.layers, l, t, build.weights, tree, order),
                 s,
             );
-            let Some(path) = search.best() else {
-                continue;
-            };
-            // A non-minimal path that overloads t's entry waits for the second pass, where
-            // the pair may take a shorter path that leaves room (a neighbour of t straight in).
-            if fallback || search.best_overload() == 0 {
-                build.insert(s, t, path);
+            search.found()
+        };
+        let mut next = 0;
+        while next < pairs.len() {
+            next = batch.fill(&pairs, next, |s, t| build.layers.is_routed(l, s, t));
+            let found = batch.search(|scratch, s, t| search(&build, scratch, s, t));
+            for (i, mut found) in found.into_iter().enumerate() {
+                let (s, t) = batch.pairs[i];
+                if batch.is_stale(t, found.as_ref(), |found| build.path_weight(t, found)) {
+                    if build.layers.is_routed(l, s, t) {
+                        continue;
+                    }
+                    found = search(&build, &mut scratch, s, t);
+                }
+                // A non-minimal path that overloads t's entry waits for the second pass, where
+                // the pair may take a shorter path that leaves room (a neighbour of t straight
+                // in).
+                if let Some(found) = found
+                    && (fallback || found.overload == 0)
+                {
+                    build.insert(s, t, found.edges());
+                    batch.laid_into(t);
+                }
             }
         }
     }
+    log::debug!("layer {l} searched in {:.2?}", started.elapsed());
+    let started = std::time::Instant::now();
     keep_within_lengths(graph, layers, l, lengths, weights, order, disjoint);
+    log::debug!("layer {l} kept within lengths in {:.2?}", started.elapsed());
 }
 
 /// The layer under construction and the running totals every path laid in it updates.
@@ -149,6 +170,17 @@ struct LayerBuild<'a> {
 }
 
 impl LayerBuild<'_> {
+    /// The summed weight of a found path's links into t now: its own edges, then the route
+    /// of the switch it ends on.
+    fn path_weight(&self, t: usize, found: &Found) -> u64 {
+        let edges = found.edges();
+        let own: u64 = edges.iter().map(|&e| self.weights[e as usize]).sum();
+        let end = self.graph.edge_to[*edges.last().expect("non-empty path") as usize] as usize;
+        own + self
+            .layers
+            .chain_weight(self.graph, self.l, end, t, self.weights)
+    }
+
     /// Sets the next hops of the new part of a found path (`edges`, from s up to the first
     /// switch already routed), raises the priority level of the pairs that got a non-minimal
     /// path, adds the path's routes to the link weights and to t's entry, and counts its

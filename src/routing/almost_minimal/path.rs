@@ -23,6 +23,25 @@ use crate::routing::layers::Layers;
 /// have repeated least) — then the sum of link weights.
 type Cost = (u32, u32, u32, u32, u64);
 
+/// The best path of a search.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Found {
+    edges: [u32; MAX_SEARCH_HOPS],
+    len: usize,
+    /// How far the path overloads the destination's entry ([`TreeEntry::overload`]).
+    pub(super) overload: u32,
+    /// The summed weight of the path's links up to the destination when it was found.
+    pub(super) weight: u64,
+}
+
+impl Found {
+    /// The path's edges up to the first switch that already had a route (whose route the path
+    /// follows from there).
+    pub(super) fn edges(&self) -> &[u32] {
+        &self.edges[..self.len]
+    }
+}
+
 /// Depth-first search for the least-cost path of allowed length from s to t, following
 /// forced next hops.
 #[derive(Default)]
@@ -50,15 +69,14 @@ impl Search {
         self.best_cost = (u32::MAX, u32::MAX, u32::MAX, u32::MAX, u64::MAX);
     }
 
-    /// The edges of the best path found, up to the first switch that already had a route
-    /// (whose route the path follows from there), or `None`.
-    pub(super) fn best(&self) -> Option<&[u32]> {
-        (self.best_len > 0).then(|| &self.best[..self.best_len])
-    }
-
-    /// How far the best path overloads the destination's entry ([`TreeEntry::overload`]).
-    pub(super) fn best_overload(&self) -> u32 {
-        self.best_cost.1
+    /// The best path found, kept apart from the search's buffers, or `None`.
+    pub(super) fn found(&self) -> Option<Found> {
+        (self.best_len > 0).then_some(Found {
+            edges: self.best,
+            len: self.best_len,
+            overload: self.best_cost.1,
+            weight: self.best_cost.4,
+        })
     }
 
     /// Searches the best path from s to `ctx.t`.
