@@ -172,6 +172,26 @@ fn a_heavy_sweep_of_an_unchanged_subnet_reuses_the_routing() {
     assert!(!log.contains(MINHOP_USED), "{log}");
     // The reused routing is still in force, with its SLs and SL-to-VL tables.
     check(&sim, &sm, 1);
+    // What the lanes cost on the wire: the first sweep sends every SL-to-VL table, the second
+    // none, since every port holds its rows already.
+    let sl2vl = sl2vl_tables_sent(&sm);
+    eprintln!("SL-to-VL tables (sent, asked) per routing: {sl2vl:?}");
+    assert!(sl2vl.len() >= 2, "{log}");
+    let (sent, asked) = sl2vl[0];
+    assert!(asked > 0 && sent == asked, "first sweep: {sent} of {asked}");
+    assert_eq!(sl2vl[sl2vl.len() - 1], (0, asked), "after the reuse");
+}
+
+/// The plugin's SL-to-VL counts, one (sent, asked) per routing OpenSM reported done.
+fn sl2vl_tables_sent(sm: &OpenSm) -> Vec<(u64, u64)> {
+    sm.log()
+        .lines()
+        .filter_map(|l| l.split_once("SL-to-VL tables: ")?.1.split_once(" sent"))
+        .map(|(counts, _)| {
+            let (sent, asked) = counts.split_once(" of ").expect("N of M");
+            (sent.parse().expect("sent"), asked.parse().expect("asked"))
+        })
+        .collect()
 }
 
 /// k random switch-to-switch cables break while OpenSM runs: the next sweeps repair the

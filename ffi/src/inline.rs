@@ -2,7 +2,9 @@
 //! re-implemented in Rust (bindgen does not bind inline functions). Each names the header line
 //! it mirrors (Debian's libopensm-dev 3.3.23).
 
-use crate::{cl_list_item_t, cl_map_item_t, cl_qlist_t, cl_qmap_t, osm_node_t, osm_physp_t};
+use crate::{
+    cl_list_item_t, cl_map_item_t, cl_qlist_t, cl_qmap_t, ib_slvl_table_t, osm_node_t, osm_physp_t,
+};
 
 /// `IB_PORT_LMC_MASK` (`iba/ib_types.h`): the LMC bits of `ib_port_info_t::mkey_lmc`.
 const IB_PORT_LMC_MASK: u8 = 0x07;
@@ -122,6 +124,40 @@ pub unsafe fn physp_vl_cap(physp: *const osm_physp_t) -> u8 {
     // SAFETY: `physp` is live (caller).
     let vl_cap = unsafe { (*physp).port_info.vl_cap };
     (vl_cap >> 4) & 0x0F
+}
+
+/// `ib_port_info_get_op_vls` (iba/ib_types.h:4860): the port's operational VLs, encoded as
+/// VLCap is.
+///
+/// # Safety
+/// `physp` must point at a live `osm_physp_t`.
+pub unsafe fn physp_op_vls(physp: *const osm_physp_t) -> u8 {
+    // SAFETY: `physp` is live (caller).
+    let vl_enforce = unsafe { (*physp).port_info.vl_enforce };
+    (vl_enforce >> 4) & 0x0F
+}
+
+/// `osm_physp_get_slvl_tbl` (opensm/osm_port.h:670) with `cl_ptr_vector_get`
+/// (complib/cl_ptr_vector.h:378): the SL-to-VL table OpenSM holds for packets entering on
+/// `in_port` and leaving by `physp`, or `None` past the vector's end (where the C code asserts).
+///
+/// # Safety
+/// `physp` must point at a live, valid `osm_physp_t`.
+pub unsafe fn physp_slvl_table(
+    physp: *const osm_physp_t,
+    in_port: u8,
+) -> Option<*const ib_slvl_table_t> {
+    // SAFETY: `physp` is live (caller); `slvl_by_port` was initialised with the port
+    // (osm_physp_init), `p_ptr_array` has `size` entries.
+    unsafe {
+        let vector = &(*physp).slvl_by_port;
+        let index = usize::from(in_port);
+        if index >= vector.size || vector.p_ptr_array.is_null() {
+            return None;
+        }
+        let table = *vector.p_ptr_array.add(index);
+        (!table.is_null()).then_some(table.cast::<ib_slvl_table_t>())
+    }
 }
 
 #[cfg(test)]

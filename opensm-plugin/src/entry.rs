@@ -9,6 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 use ibfabric::session::{McastBasis, PassKind};
+use opensm_sys::inline::{physp_op_vls, physp_slvl_table};
 use opensm_sys::{
     _ib_api_status_t_IB_ERROR, _ib_api_status_t_IB_SUCCESS, OSM_VERSION,
     external_routing_engine_module_t, ib_api_status_t, ib_net16_t, ib_slvl_table_t,
@@ -169,6 +170,13 @@ extern "C" fn report(plugin: *mut c_void, event: osm_epi_event_id_t, _data: *mut
         }
         // SAFETY: `plugin` is what `create` returned; OpenSM reports events until `delete`.
         let plugin = unsafe { &*plugin.cast::<Plugin>() };
+        // OpenSM programs the SL-to-VL tables after the routing and waits for them before it
+        // reports the routing done (osm_state_mgr.c): the count is this pass's.
+        if let Some((sent, asked)) = plugin.sl2vl_wire.take() {
+            log::info!(
+                "SL-to-VL tables: {sent} of {asked} sent (the others held their rows already)"
+            );
+        }
         let Some(drain) = unpoisoned(plugin.next_pass_after.lock()).take() else {
             return;
         };
@@ -352,8 +360,7 @@ unsafe extern "C" fn update_sl2vl(
         }
         // SAFETY: as in `build_lid_matrices`.
         let plugin = unsafe { &*context.cast::<Plugin>() };
-        let answers = unpoisoned(plugin.answers.read());
-        let Some(answers) = answers.as_ref() else {
+        let Some(answers) = unpoisoned(plugin.answers.read()).clone() else {
             return;
         };
         // SAFETY: OpenSM passes a live port of a live node (osm_qos.c: qos_extports_setup and
@@ -369,7 +376,36 @@ unsafe extern "C" fn update_sl2vl(
             // SAFETY: `table` is OpenSM's 8-byte table for this port pair (non-null above).
             unsafe { (*table).raw_vl_by_sl = packed(&row) };
         }
+        // SAFETY: `port` is live (above), `table` is the row OpenSM sends next (non-null); the
+        // daemon's subnet is read under OpenSM's lock, which the QoS set-up holds.
+        let sent = unsafe {
+            let forced = (*port).need_update != 0 || (*plugin.osm.0).subn.need_update != 0;
+            forced || holds_other_row(port, in_port, (*table).raw_vl_by_sl)
+        };
+        plugin.sl2vl_wire.count(sent);
     })
+}
+
+/// Whether OpenSM sends an SL-to-VL MAD for `row` on `port` from `in_port`: unless the port
+/// already holds it, with the VLs above the port's operational VLs masked as OpenSM masks them
+/// before it compares (osm_qos.c: sl2vl_update_table). A table OpenSM does not hold counts as
+/// sent.
+///
+/// # Safety
+/// `port` is a live, valid port, under OpenSM's lock.
+unsafe fn holds_other_row(port: *mut osm_physp_t, in_port: u8, row: [u8; 8]) -> bool {
+    // SAFETY: as the caller's.
+    let (op_vls, held) = unsafe { (physp_op_vls(port), physp_slvl_table(port, in_port)) };
+    let mask = match op_vls {
+        0 => 0,
+        v => (1u8 << (v - 1)).wrapping_sub(1),
+    };
+    let masked = row.map(|pair| {
+        let vl = |v: u8| if v == 15 { v } else { v & mask };
+        (vl(pair >> 4) << 4) | vl(pair & 0x0F)
+    });
+    // SAFETY: a table of the port's vector is 8 bytes OpenSM keeps with the port.
+    held.is_none_or(|held| unsafe { (*held).raw_vl_by_sl } != masked)
 }
 
 /// Builds the spanning tree of one multicast group and sets it in the switches' MFTs: over the

@@ -2,7 +2,7 @@
 //! "Threads and locks"): the daemon, the routing session, the routing between the two
 //! unicast callbacks, the answers the SA reads, the multicast trees, and what was logged.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LockResult, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -76,6 +76,36 @@ pub(crate) struct Plugin {
     /// across sweeps (starting them costs more than a reused routing), started again when the
     /// configuration asks for another number.
     routing_pool: Mutex<Option<(usize, Arc<rayon::ThreadPool>)>>,
+    /// The SL-to-VL tables OpenSM asked for and sent since the last routing it reported done.
+    pub(crate) sl2vl_wire: Sl2VlWire,
+}
+
+/// How many SL-to-VL tables (one per switch port pair and end port) OpenSM asked the plugin
+/// for, and how many of them it sends — those the port does not hold yet — counted as
+/// `update_sl2vl` answers and logged once the routing is reported done: what the lanes cost on
+/// the wire, beside the LFT blocks the passes count.
+#[derive(Debug, Default)]
+pub(crate) struct Sl2VlWire {
+    asked: AtomicU64,
+    sent: AtomicU64,
+}
+
+impl Sl2VlWire {
+    /// Counts one table asked for, and sent or not.
+    pub(crate) fn count(&self, sent: bool) {
+        self.asked.fetch_add(1, Ordering::Relaxed);
+        if sent {
+            self.sent.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The tables sent and asked for since the last call, if any were asked for; starts
+    /// counting afresh.
+    pub(crate) fn take(&self) -> Option<(u64, u64)> {
+        let asked = self.asked.swap(0, Ordering::Relaxed);
+        let sent = self.sent.swap(0, Ordering::Relaxed);
+        (asked > 0).then_some((sent, asked))
+    }
 }
 
 // The SA's threads and the sweep share the plugin: the compiler checks it may be shared.
@@ -108,6 +138,7 @@ impl Plugin {
             next_pass_after: Mutex::new(None),
             follow_up: FollowUp::default(),
             routing_pool: Mutex::new(None),
+            sl2vl_wire: Sl2VlWire::default(),
         }
     }
 
