@@ -3,6 +3,7 @@
 
 use super::lids::LidTable;
 use crate::topology::{Fabric, NodeId};
+use rayon::prelude::*;
 
 /// "No route" in a table (what OpenSM fills unset entries with).
 pub const NO_PORT: u8 = 0xFF;
@@ -68,6 +69,16 @@ impl ForwardingTables {
             table.resize(usize::from(lid) + 1, NO_PORT);
         }
         table[usize::from(lid)] = port;
+    }
+
+    /// Fills every switch's table on the threads of the current pool: `fill(switch, table)`
+    /// for each switch with its whole table, indexed by LID. The tables are the same whatever
+    /// the threads (each is written by one call).
+    pub fn fill_tables(&mut self, fill: impl Fn(NodeId, &mut [u8]) + Sync) {
+        self.tables
+            .par_iter_mut()
+            .zip(&self.switches)
+            .for_each(|(table, &switch)| fill(switch, table));
     }
 
     /// The whole table of one switch, indexed by LID.

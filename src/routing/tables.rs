@@ -5,7 +5,7 @@
 //! own LID is routed on layer 0 and answered on port 0. Between two switches joined by several
 //! cables, the cable is chosen by LID, so the destinations spread over parallel cables.
 
-use super::graph::RoutingGraph;
+use super::graph::{NONE, RoutingGraph};
 use super::layers::Layers;
 use super::lft::ForwardingTables;
 use super::lids::{LidOwner, LidTable};
@@ -19,30 +19,32 @@ pub fn forwarding_tables(
     layers: &Layers,
     lids: &LidTable,
 ) -> ForwardingTables {
+    let trees: Vec<(u16, LidTree)> = lids
+        .iter()
+        .filter_map(|(lid, owner)| Some((lid, lid_tree(fabric, graph, layers.count(), owner)?)))
+        .collect();
     let mut tables = ForwardingTables::for_lids(fabric, lids);
-    for (lid, owner) in lids.iter() {
-        let Some(LidTree {
-            switch: t,
-            delivery_port: last_port,
-            layer,
-        }) = lid_tree(fabric, graph, layers.count(), owner)
-        else {
-            continue;
-        };
-        for s in 0..graph.len() {
-            let port = if s == t {
-                Some(last_port)
+    // Switch by switch, each on its own thread: a switch's entries depend on the layers only.
+    tables.fill_tables(|switch, table| {
+        let s = graph.index_of[switch.index()];
+        if s == NONE {
+            return; // not in the routing graph: no routes
+        }
+        let s = s as usize;
+        for &(lid, tree) in &trees {
+            let port = if s == tree.switch {
+                Some(tree.delivery_port)
             } else {
-                layers.next_edge(layer, s, t).map(|e| {
+                layers.next_edge(tree.layer, s, tree.switch).map(|e| {
                     let ports = graph.ports(e);
                     ports[usize::from(lid) % ports.len()]
                 })
             };
             if let Some(port) = port {
-                tables.set(graph.nodes[s], lid, port);
+                table[usize::from(lid)] = port;
             }
         }
-    }
+    });
     tables
 }
 
