@@ -11,7 +11,7 @@
 //!
 //! taken from the timestamps of OpenSM's own log. Fabrics: `SWEEP_FABRICS` (topology specs
 //! separated by `;`) or Slim Fly q = 5, 7, 11, 13; `SWEEP_ENGINES` (comma-separated) or all four
-//! engines.
+//! engines; `SWEEP_LAYERED_THREADS` the plugin's `routing_threads` (default 0: every core).
 //!
 //! Run: `cargo bench --bench sweep`.
 
@@ -47,7 +47,13 @@ fn first(log: &str, what: &str) -> Option<f64> {
 fn run(sim: &Ibsim, engine: &str) -> Result<(f64, f64, f64), String> {
     let started = Instant::now();
     let mut options = if engine == "layered" {
-        let config = plugin_config(sim, "layered.yaml", "deadlock: auto\n");
+        // `SWEEP_LAYERED_THREADS`: the plugin's routing_threads (default: every core).
+        let threads = std::env::var("SWEEP_LAYERED_THREADS").unwrap_or_else(|_| "0".into());
+        let config = plugin_config(
+            sim,
+            "layered.yaml",
+            &format!("deadlock: auto\nrouting_threads: {threads}\n"),
+        );
         with_plugin("qos TRUE\n", Some(&config), true)
     } else {
         let mut options = OpenSmOptions::new(engine, 2);
