@@ -78,6 +78,27 @@ pub fn lanes_by_port_pair_checking(
     Ok(PortPairLanes { sl2vl, classes })
 }
 
+/// The destination LIDs whose routes in `tables` leave the lanes by port pair of `order`
+/// somewhere (a route that takes a descending lane and then an ascending one), in LID order.
+///
+/// # Errors
+/// As [`lanes_by_port_pair`]: the VLs do not make the lanes.
+pub fn lids_leaving_the_lanes(
+    fabric: &Fabric,
+    lids: &LidTable,
+    graph: &RoutingGraph,
+    tables: &ForwardingTables,
+    order: &CableOrder,
+    config: &PortPairConfig,
+) -> Result<Vec<u16>, DeadlockError> {
+    classes(config.vls)?;
+    let sl2vl = port_pair_sl2vl(fabric, graph, order, config.vls)?;
+    Ok(valleys_by_lid(fabric, lids, tables, &sl2vl, &|_| true)
+        .into_iter()
+        .map(|(lid, _, _)| lid)
+        .collect())
+}
+
 /// Counts the (switch, destination LID) routes of `tables` that take a descending lane and
 /// then an ascending one in `sl2vl` (lanes as [`port_pair_sl2vl`] numbers them: odd VLs
 /// descend), with one of them described; `None` when there is none.
@@ -93,6 +114,23 @@ fn valleys(
     sl2vl: &Sl2VlTables,
     check: &(dyn Fn(u16) -> bool + Sync),
 ) -> Option<(u64, String)> {
+    let mut found = valleys_by_lid(fabric, lids, tables, sl2vl, check).into_iter();
+    let (_, first, example) = found.next()?;
+    Some((
+        first + found.map(|(_, count, _)| count).sum::<u64>(),
+        example,
+    ))
+}
+
+/// The destination LIDs of `tables` whose routes have valleys in `sl2vl` (see [`valleys`]), in
+/// LID order: each with its count of valleys and one described.
+fn valleys_by_lid(
+    fabric: &Fabric,
+    lids: &LidTable,
+    tables: &ForwardingTables,
+    sl2vl: &Sl2VlTables,
+    check: &(dyn Fn(u16) -> bool + Sync),
+) -> Vec<(u16, u64, String)> {
     let net = Channels::new(fabric, lids, Traffic { switch_lids: true });
     let n = net.len();
     // The lane of the cable leaving v's next hop for a packet arriving over v's next cable:
@@ -116,10 +154,9 @@ fn valleys(
         );
         Some((w, vl % 2 == 1))
     };
-    // Destinations are independent: each thread walks its own, and the counts add up in the
-    // destinations' order, so the example is the first destination's whatever the threads.
-    let (count, example) = net
-        .dests
+    // Destinations are independent: each thread walks its own, and the results are collected
+    // in the destinations' order, whatever the threads.
+    net.dests
         .par_iter()
         .filter(|d| check(d.lid))
         .map_init(
@@ -147,14 +184,11 @@ fn valleys(
                         });
                     }
                 }
-                (count, example)
+                example.map(|example| (dest.lid, count, example))
             },
         )
-        .reduce(
-            || (0, None),
-            |(a, first), (b, second)| (a + b, first.or(second)),
-        );
-    example.map(|e| (count, e))
+        .flatten()
+        .collect()
 }
 
 /// The VLs of one class: the ascending lane and the descending lane.

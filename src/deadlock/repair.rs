@@ -3,10 +3,11 @@
 //! again, so every kept and every new route stays deadlock-free whatever SL it carries, with
 //! all its layers. The other schemes assign lanes to whole routes and are routed in full.
 
-use super::port_pair::lanes_by_port_pair_checking;
+use super::port_pair::{lanes_by_port_pair_checking, lids_leaving_the_lanes};
 use super::{DeadlockError, DeadlockFree, Scheme, SchemeOutcome};
 use crate::routing::graph::RoutingGraph;
 use crate::routing::hierarchy::Hierarchy;
+use crate::routing::kept_entries::keep_working_entries;
 use crate::routing::repair::{
     ChangedTrees, Previous, RepairReport, lids_per_tree, repair_for_lids,
 };
@@ -56,35 +57,57 @@ pub fn repair_deadlock_free(
             example: "the repaired routing has no cable order".into(),
         }));
     };
-    let tables: ForwardingTables =
+    let mut tables: ForwardingTables =
         spread_forwarding_tables(fabric, graph, &repaired.layers, lids, Some(order));
     let changed = changed_lids(fabric, lids, graph, &repaired.changed_trees);
     // On a hierarchy the tables spread every LID over the repaired graph's next hops, so a
-    // LID whose tree did not change may still take other cables: check them all.
+    // LID whose tree did not change may still take other cables: the entries of routes that
+    // still work are kept, and every LID is checked.
     let spread = Hierarchy::recognise(graph).is_some();
     let check = |lid: u16| spread || changed.get(usize::from(lid)).copied().unwrap_or(true);
-    Some(
-        lanes_by_port_pair_checking(fabric, lids, graph, &tables, order, lanes, &check).map(
-            |lanes| {
-                (
-                    DeadlockFree {
-                        layers: previous.layers,
-                        requested_layers: previous.requested_layers,
-                        reductions: previous.reductions.clone(),
-                        routing: repaired.layers,
-                        tables,
-                        path_sls: None,
-                        sl2vl: lanes.sl2vl,
-                        outcome: SchemeOutcome::PortPair {
-                            classes: lanes.classes,
-                        },
-                        order: repaired.order,
-                    },
-                    repaired.report,
-                )
+    if spread {
+        let fresh = tables.clone();
+        let kept = keep_working_entries(
+            fabric,
+            lids,
+            graph,
+            &mut tables,
+            &previous.tables,
+            previous_graph,
+            old_of,
+        );
+        if kept > 0 {
+            // A new route joining a kept one may leave the lanes (a spine that lost its cable
+            // down to the destination's leaf detours over another leaf, whose kept route may
+            // climb in the wrong order): those LIDs are spread afresh, every switch's entry as
+            // the repaired layers give it.
+            let leaving = lids_leaving_the_lanes(fabric, lids, graph, &tables, order, lanes);
+            for lid in leaving.into_iter().flatten() {
+                for &switch in fresh.switches() {
+                    tables.set(switch, lid, fresh.table(switch)[usize::from(lid)]);
+                }
+            }
+        }
+    }
+    let checked = lanes_by_port_pair_checking(fabric, lids, graph, &tables, order, lanes, &check);
+    Some(checked.map(|lanes| {
+        (
+            DeadlockFree {
+                layers: previous.layers,
+                requested_layers: previous.requested_layers,
+                reductions: previous.reductions.clone(),
+                routing: repaired.layers,
+                tables,
+                path_sls: None,
+                sl2vl: lanes.sl2vl,
+                outcome: SchemeOutcome::PortPair {
+                    classes: lanes.classes,
+                },
+                order: repaired.order,
             },
-        ),
-    )
+            repaired.report,
+        )
+    }))
 }
 
 /// Per LID: whether it follows a destination tree the repair changed (LIDs no switch routes
@@ -108,21 +131,27 @@ fn changed_lids(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::deadlock::PortPairConfig;
     use crate::deadlock::verify::{RouteSls, VerifyOptions, verify};
     use crate::deadlock::{DefaultSl, SchemeChoice, Shortage, route_deadlock_free};
     use crate::routing::assign_lids;
-    use crate::topology::{LinkId, TopologySpec};
+    use crate::routing::repair::RepairReport;
+    use crate::topology::{LinkId, NodeId, PortRef, TopologySpec};
 
-    /// Slim Fly q = 5 with 4 layers by lanes by port pair, then `cut` switch-to-switch cables
-    /// lost and the routing repaired: the verifier finds the repaired tables and lanes
-    /// deadlock-free with every route on every SL, though only the changed trees were walked
-    /// for valleys, and checking every LID's routes finds no valley either.
-    fn repaired_on_slim_fly_q5_is_deadlock_free_for_every_sl(cut: usize) {
-        let mut whole = "slimfly:q=5"
-            .parse::<TopologySpec>()
-            .unwrap()
-            .build()
-            .unwrap();
+    /// A routing of `spec` with 4 layers by lanes by port pair, and its repair after `cut`
+    /// switch-to-switch cables (evenly spread over the fabric's list) were lost.
+    struct Repaired {
+        report: RepairReport,
+        whole: Fabric,
+        done: DeadlockFree,
+        damaged: Fabric,
+        damaged_lids: LidTable,
+        damaged_graph: RoutingGraph,
+        repaired: DeadlockFree,
+    }
+
+    fn repaired_after_cuts(spec: &str, cut: usize) -> Repaired {
+        let mut whole = spec.parse::<TopologySpec>().unwrap().build().unwrap();
         assign_lids(&mut whole, 2).unwrap();
         let lids = LidTable::from_fabric(&whole).unwrap();
         let graph = RoutingGraph::new(&whole);
@@ -170,33 +199,144 @@ mod tests {
         .expect("a port pair routing is repaired")
         .expect("the lanes fit");
         assert_eq!(report.full_routing, None);
-        assert!(report.crossing > 0);
+        Repaired {
+            report,
+            whole,
+            done,
+            damaged,
+            damaged_lids,
+            damaged_graph,
+            repaired,
+        }
+    }
+
+    /// The verifier finds the repaired tables and lanes deadlock-free with every route on every
+    /// SL, though only the changed trees were walked for valleys, and checking every LID's
+    /// routes finds no valley either.
+    fn assert_deadlock_free_for_every_sl(r: &Repaired, what: &str) {
         let verdict = verify(
-            &damaged,
-            &damaged_lids,
-            &repaired.tables,
+            &r.damaged,
+            &r.damaged_lids,
+            &r.repaired.tables,
             &DefaultSl(0),
-            &repaired.sl2vl,
+            &r.repaired.sl2vl,
             &VerifyOptions {
                 sls: RouteSls::EverySl,
                 ..VerifyOptions::default()
             },
         );
-        assert!(verdict.is_deadlock_free(), "{cut} cables lost: {verdict}");
-        let Scheme::PortPair(lanes) = &schemes[0] else {
-            unreachable!()
-        };
-        let order = repaired.order.as_ref().unwrap();
+        assert!(verdict.is_deadlock_free(), "{what}: {verdict}");
+        let order = r.repaired.order.as_ref().unwrap();
         let full_check = super::super::port_pair::lanes_by_port_pair(
-            &damaged,
-            &damaged_lids,
-            &damaged_graph,
-            &repaired.tables,
+            &r.damaged,
+            &r.damaged_lids,
+            &r.damaged_graph,
+            &r.repaired.tables,
             order,
-            lanes,
+            &PortPairConfig { vls: 8 },
         )
         .expect("no valley towards any LID");
-        assert_eq!(full_check.sl2vl, repaired.sl2vl);
+        assert_eq!(full_check.sl2vl, r.repaired.sl2vl, "{what}");
+    }
+
+    fn repaired_on_slim_fly_q5_is_deadlock_free_for_every_sl(cut: usize) {
+        let r = repaired_after_cuts("slimfly:q=5", cut);
+        assert!(r.report.crossing > 0);
+        assert_deadlock_free_for_every_sl(&r, &format!("{cut} cables lost"));
+    }
+
+    /// Whether switch `at` of the damaged fabric, following the intact routing's entries for
+    /// `lid` hop by hop over the cables left, delivers it (walked here without the library's
+    /// walk, as the oracle of the kept entries).
+    fn old_route_delivers(r: &Repaired, at: NodeId, lid: u16) -> bool {
+        let owner = r.damaged_lids.owner(lid).expect("assigned");
+        let mut x = at;
+        for _ in 0..64 {
+            let old = r
+                .whole
+                .node_by_guid(r.damaged.node(x).guid)
+                .expect("same switch");
+            let Some(port) = r.done.tables.port(old, lid) else {
+                return false;
+            };
+            if port == 0 {
+                return owner.node == x;
+            }
+            let Some(peer) = r.damaged.peer(PortRef { node: x, port }) else {
+                return false; // the cable is lost
+            };
+            if peer.node == owner.node && peer.port == owner.port {
+                return true;
+            }
+            if !r.damaged.node(peer.node).is_switch() {
+                return false;
+            }
+            x = peer.node;
+        }
+        false
+    }
+
+    /// On a fat tree, whose tables spread every LID afresh, a repair keeps the entry of every
+    /// switch whose old route towards a LID still delivers, except for the LIDs where a new
+    /// route joining a kept one would leave the lanes: those are spread afresh, every entry as
+    /// the repaired layers give it. The result stays deadlock-free for every SL.
+    fn fat_tree_repair_keeps_working_entries(spec: &str, cut: usize) {
+        let r = repaired_after_cuts(spec, cut);
+        let fresh = spread_forwarding_tables(
+            &r.damaged,
+            &r.damaged_graph,
+            &r.repaired.routing,
+            &r.damaged_lids,
+            r.repaired.order.as_ref(),
+        );
+        let (mut changed, mut working_moved, mut fresh_moved) = (0, 0, 0);
+        for (lid, _) in r.damaged_lids.iter() {
+            let spread_afresh = r
+                .damaged
+                .switches()
+                .all(|s| r.repaired.tables.port(s, lid) == fresh.port(s, lid));
+            for switch in r.damaged.switches() {
+                let old = r.whole.node_by_guid(r.damaged.node(switch).guid).unwrap();
+                let before = r.done.tables.port(old, lid);
+                let working = old_route_delivers(&r, switch, lid);
+                if working && fresh.port(switch, lid) != before {
+                    fresh_moved += 1;
+                }
+                if before != r.repaired.tables.port(switch, lid) {
+                    changed += 1;
+                    if working {
+                        working_moved += 1;
+                        assert!(
+                            spread_afresh,
+                            "{spec}: LID {lid} moved a working entry but was not spread afresh"
+                        );
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "{spec}, {cut} lost: {changed} entries changed, {working_moved} of them still \
+             worked ({fresh_moved} would have, spread afresh)"
+        );
+        assert!(changed > 0, "{spec}: nothing changed after {cut} losses");
+        assert!(working_moved < fresh_moved, "{spec}: no working entry kept");
+        assert_deadlock_free_for_every_sl(&r, spec);
+    }
+
+    #[test]
+    fn fat_tree_repair_keeps_working_entries_after_one_loss() {
+        fat_tree_repair_keeps_working_entries(
+            "fattree:leaves=12,spines=6,links-per-pair=1,hosts-per-leaf=6",
+            1,
+        );
+    }
+
+    #[test]
+    fn fat_tree_with_parallel_cables_repair_keeps_working_entries_after_three_losses() {
+        fat_tree_repair_keeps_working_entries(
+            "fattree:leaves=6,spines=3,links-per-pair=2,hosts-per-leaf=4",
+            3,
+        );
     }
 
     #[test]

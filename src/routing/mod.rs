@@ -41,6 +41,7 @@ mod disjoint;
 mod fixtures;
 pub mod graph;
 pub mod hierarchy;
+pub mod kept_entries;
 pub mod layered;
 pub mod layers;
 pub mod lft;
