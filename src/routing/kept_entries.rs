@@ -19,7 +19,7 @@ use super::graph::{NONE, RoutingGraph};
 use super::lft::{ForwardingTables, NO_PORT};
 use super::lids::LidTable;
 use super::walk::{DestWalk, Network};
-use crate::topology::Fabric;
+use crate::topology::{Fabric, PortRef};
 
 /// Sets, in `tables` (for `fabric`, whose switch i of `graph` was switch `old_of[i]` of
 /// `previous_graph`), the old entry of `previous` wherever the route it starts still delivers
@@ -69,4 +69,42 @@ pub fn keep_working_entries(
         }
     }
     kept
+}
+
+/// For `lid`, whose kept entries in `tables` let some route leave the lanes: gives the switches
+/// where a route with a fresh entry (as in `fresh`) enters one with a kept entry their fresh
+/// entry too, until no fresh route joins a kept one — the detours the repair laid then run on
+/// fresh entries to the end, and the switches no detour enters keep theirs. Returns how many
+/// entries stay kept. Whether that is inside the lanes is for the caller to check.
+pub fn free_the_junctions(
+    fabric: &Fabric,
+    tables: &mut ForwardingTables,
+    fresh: &ForwardingTables,
+    lid: u16,
+) -> usize {
+    let switches = fresh.switches().to_vec();
+    let kept = |tables: &ForwardingTables, s| tables.port(s, lid) != fresh.port(s, lid);
+    loop {
+        let mut joined = Vec::new();
+        for &u in &switches {
+            if kept(tables, u) {
+                continue;
+            }
+            let Some(port) = tables.port(u, lid).filter(|&p| p != 0) else {
+                continue;
+            };
+            let Some(next) = fabric.peer(PortRef { node: u, port }) else {
+                continue;
+            };
+            if fabric.node(next.node).is_switch() && kept(tables, next.node) {
+                joined.push(next.node);
+            }
+        }
+        if joined.is_empty() {
+            return switches.iter().filter(|&&s| kept(tables, s)).count();
+        }
+        for v in joined {
+            tables.set(v, lid, fresh.table(v)[usize::from(lid)]);
+        }
+    }
 }
