@@ -60,7 +60,7 @@ pub fn keep_working_entries(
                 continue;
             }
             let Some(port) = old.port(switch, dest.lid) else {
-                continue; // the delivering switch's own LID: nothing to forward
+                continue; // no old entry to keep
             };
             if port != NO_PORT && tables.port(switch, dest.lid) != Some(port) {
                 tables.set(switch, dest.lid, port);
