@@ -70,16 +70,16 @@ pub fn lanes_by_port_pair_checking(
     config: &PortPairConfig,
     check: &(dyn Fn(u16) -> bool + Sync),
 ) -> Result<PortPairLanes, DeadlockError> {
-    let classes = classes(config.vls)?;
-    let sl2vl = port_pair_sl2vl(fabric, graph, order, config.vls)?;
-    if let Some((routes, example)) = valleys(fabric, lids, tables, &sl2vl, check) {
+    let lanes = lanes(fabric, graph, order, config)?;
+    if let Some((routes, example)) = valleys(fabric, lids, tables, &lanes.sl2vl, check) {
         return Err(DeadlockError::NotUnimodal { routes, example });
     }
-    Ok(PortPairLanes { sl2vl, classes })
+    Ok(lanes)
 }
 
-/// The destination LIDs whose routes in `tables` leave the lanes by port pair of `order`
-/// somewhere (a route that takes a descending lane and then an ascending one), in LID order.
+/// Of the LIDs for which `check` holds, those whose routes in `tables` leave the lanes by port
+/// pair of `order` somewhere (a route that takes a descending lane and then an ascending one),
+/// in LID order.
 ///
 /// # Errors
 /// As [`lanes_by_port_pair`]: the VLs do not make the lanes.
@@ -90,13 +90,26 @@ pub fn lids_leaving_the_lanes(
     tables: &ForwardingTables,
     order: &CableOrder,
     config: &PortPairConfig,
+    check: &(dyn Fn(u16) -> bool + Sync),
 ) -> Result<Vec<u16>, DeadlockError> {
-    classes(config.vls)?;
-    let sl2vl = port_pair_sl2vl(fabric, graph, order, config.vls)?;
-    Ok(valleys_by_lid(fabric, lids, tables, &sl2vl, &|_| true)
+    let lanes = lanes(fabric, graph, order, config)?;
+    Ok(valleys_by_lid(fabric, lids, tables, &lanes.sl2vl, check)
         .into_iter()
         .map(|(lid, _, _)| lid)
         .collect())
+}
+
+/// The lanes by port pair of `order` with `config`'s VLs, before any route is checked.
+fn lanes(
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    order: &CableOrder,
+    config: &PortPairConfig,
+) -> Result<PortPairLanes, DeadlockError> {
+    Ok(PortPairLanes {
+        classes: classes(config.vls)?,
+        sl2vl: port_pair_sl2vl(fabric, graph, order, config.vls)?,
+    })
 }
 
 /// Counts the (switch, destination LID) routes of `tables` that take a descending lane and

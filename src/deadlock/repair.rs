@@ -81,12 +81,17 @@ pub fn repair_deadlock_free(
             // down to the destination's leaf detours over another leaf, whose kept route may
             // climb in the wrong order): those LIDs are spread afresh, every switch's entry as
             // the repaired layers give it.
-            let leaving = lids_leaving_the_lanes(fabric, lids, graph, &tables, order, lanes);
+            let every = |_: u16| true;
+            let leaving =
+                lids_leaving_the_lanes(fabric, lids, graph, &tables, order, lanes, &every);
             let leaving = leaving.unwrap_or_default();
             for &lid in &leaving {
                 free_the_junctions(fabric, &mut tables, &fresh, lid);
             }
-            let still = lids_leaving_the_lanes(fabric, lids, graph, &tables, order, lanes);
+            // Only the LIDs just changed can have left the lanes since.
+            let changed = |lid: u16| leaving.binary_search(&lid).is_ok();
+            let still =
+                lids_leaving_the_lanes(fabric, lids, graph, &tables, order, lanes, &changed);
             for lid in still.into_iter().flatten() {
                 for &switch in fresh.switches() {
                     tables.set(switch, lid, fresh.table(switch)[usize::from(lid)]);

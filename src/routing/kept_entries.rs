@@ -46,14 +46,9 @@ pub fn keep_working_entries(
         table[..len].copy_from_slice(&row[..len]);
     });
     let net = Network::new(fabric, lids);
-    let dests = net
-        .endpoints
-        .iter()
-        .flat_map(|e| (0..e.lids).map(|layer| net.endpoint_dest(e, layer)))
-        .chain((0..net.len()).filter_map(|s| net.switch_dest(s, lids)));
     let mut walk = DestWalk::new(net.len());
     let mut kept = 0;
-    for dest in dests {
+    for dest in net.every_dest(lids) {
         walk.walk(&net, &old, &dest, |_| NONE);
         for (s, &switch) in net.switches.iter().enumerate() {
             if !walk.reaches(s) {
@@ -82,11 +77,11 @@ pub fn free_the_junctions(
     fresh: &ForwardingTables,
     lid: u16,
 ) -> usize {
-    let switches = fresh.switches().to_vec();
+    let switches = fresh.switches();
     let kept = |tables: &ForwardingTables, s| tables.port(s, lid) != fresh.port(s, lid);
     loop {
         let mut joined = Vec::new();
-        for &u in &switches {
+        for &u in switches {
             if kept(tables, u) {
                 continue;
             }

@@ -59,11 +59,12 @@ impl Batch {
         }
     }
 
-    /// Fills the batch from `pairs[next..]` (entries ending with s and t), skipping the pairs
-    /// `routed` says need no search; returns where the next batch starts.
-    pub(super) fn fill<P: PairEnds>(
+    /// Fills the batch from `pairs[next..]` (the priority order's entries: sort keys, then s
+    /// and t), skipping the pairs `routed` says need no search; returns where the next batch
+    /// starts.
+    pub(super) fn fill(
         &mut self,
-        pairs: &[P],
+        pairs: &[(u8, u8, u32, u32, u32)],
         mut next: usize,
         routed: impl Fn(usize, usize) -> bool,
     ) -> usize {
@@ -75,7 +76,7 @@ impl Batch {
             && self.pairs.len() < self.size
         {
             next += 1;
-            let (s, t) = pair.ends();
+            let (s, t) = (pair.3 as usize, pair.4 as usize);
             if !routed(s, t) {
                 self.pairs.push((s, t));
             }
@@ -125,17 +126,6 @@ impl Batch {
 fn batch_size(threads: usize, n: usize) -> usize {
     let size = (PER_THREAD * threads).min(MOST).min(n / 8);
     if threads <= 1 || size < 16 { 1 } else { size }
-}
-
-/// A pair of the priority order: its source and destination switch.
-pub(super) trait PairEnds: Copy {
-    fn ends(&self) -> (usize, usize);
-}
-
-impl PairEnds for (u8, u8, u32, u32, u32) {
-    fn ends(&self) -> (usize, usize) {
-        (self.3 as usize, self.4 as usize)
-    }
 }
 
 #[cfg(test)]

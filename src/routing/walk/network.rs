@@ -258,6 +258,15 @@ impl<'a> Network<'a> {
         })
     }
 
+    /// Every LID of the fabric as a destination: each endpoint's LIDs in endpoint order, then
+    /// the switches' own LIDs.
+    pub fn every_dest<'s>(&'s self, lids: &'s LidTable) -> impl Iterator<Item = Dest> + 's {
+        self.endpoints
+            .iter()
+            .flat_map(|e| (0..e.lids).map(|layer| self.endpoint_dest(e, layer)))
+            .chain((0..self.len()).filter_map(|s| self.switch_dest(s, lids)))
+    }
+
     /// Name of dense switch `s`.
     pub fn switch_name(&self, s: usize) -> &str {
         &self.fabric.node(self.switches[s]).name

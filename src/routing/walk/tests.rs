@@ -337,12 +337,7 @@ fn memoised_walks_agree_with_plain_walks_on_random_tables() {
         }
         let net = Network::new(&f, &lids);
         let mut w = DestWalk::new(net.len());
-        let dests = net
-            .endpoints
-            .iter()
-            .flat_map(|e| (0..e.lids).map(|l| net.endpoint_dest(e, l)))
-            .chain((0..n).filter_map(|s| net.switch_dest(s, &lids)));
-        for dest in dests {
+        for dest in net.every_dest(&lids) {
             let reported = walk(&net, &tables, &dest, &mut w);
             let mut reached = 0;
             for s in 0..n {
