@@ -44,86 +44,53 @@ fn same_tables_on_any_threads(args: &[&str]) {
     }
 }
 
-#[test]
-fn slim_fly_q7_four_layers_by_port_pair() {
+/// `ibfabric route --fabric FABRIC --layers LAYERS --deadlock DEADLOCK` on 1, 2 and 4 threads.
+fn same_tables_for(fabric: &str, layers: &str, deadlock: &str) {
     same_tables_on_any_threads(&[
         "--fabric",
-        "slimfly:q=7",
+        fabric,
         "--layers",
-        "4",
+        layers,
         "--deadlock",
-        "port-pair",
+        deadlock,
     ]);
+}
+
+#[test]
+fn slim_fly_q7_four_layers_by_port_pair() {
+    same_tables_for("slimfly:q=7", "4", "port-pair");
 }
 
 #[test]
 fn slim_fly_q5_four_layers_auto() {
-    same_tables_on_any_threads(&[
-        "--fabric",
-        "slimfly:q=5",
-        "--layers",
-        "4",
-        "--deadlock",
-        "auto",
-    ]);
+    same_tables_for("slimfly:q=5", "4", "auto");
 }
 
 #[test]
 fn slim_fly_q5_two_layers_dfsssp() {
-    same_tables_on_any_threads(&[
-        "--fabric",
-        "slimfly:q=5",
-        "--layers",
-        "2",
-        "--deadlock",
-        "dfsssp",
-    ]);
+    same_tables_for("slimfly:q=5", "2", "dfsssp");
 }
 
 #[test]
 fn slim_fly_q5_two_layers_colouring() {
-    same_tables_on_any_threads(&[
-        "--fabric",
-        "slimfly:q=5",
-        "--layers",
-        "2",
-        "--deadlock",
-        "colouring",
-    ]);
+    same_tables_for("slimfly:q=5", "2", "colouring");
 }
 
 #[test]
 fn mlfm_d4_two_layers() {
-    same_tables_on_any_threads(&[
-        "--fabric",
-        "mlfm:d=4",
-        "--layers",
-        "2",
-        "--deadlock",
-        "auto",
-    ]);
+    same_tables_for("mlfm:d=4", "2", "auto");
 }
 
 #[test]
 fn fat_tree_with_parallel_cables() {
-    same_tables_on_any_threads(&[
-        "--fabric",
+    same_tables_for(
         "fattree:leaves=6,spines=3,links-per-pair=2,hosts-per-leaf=4",
-        "--layers",
         "2",
-        "--deadlock",
         "auto",
-    ]);
+    );
 }
 
 #[test]
 fn random_regular_fabric_any_turns() {
-    same_tables_on_any_threads(&[
-        "--fabric",
-        "random:switches=30,degree=5,hosts=2,seed=4",
-        "--layers",
-        "4",
-        "--deadlock",
-        "dfsssp",
-    ]);
+    same_tables_for("random:switches=30,degree=5,hosts=2,seed=4", "4", "dfsssp");
 }

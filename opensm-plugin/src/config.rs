@@ -512,36 +512,26 @@ mod tests {
         assert_eq!(config.on_vl_shortage, Config::default().on_vl_shortage);
     }
 
+    /// `key: most + 1` is refused with an error naming the file and the key; `key: most` is
+    /// read: the configuration it gives.
+    fn refused_above(key: &str, most: u64) -> Config {
+        let err = Config::parse("x.yaml", &format!("{key}: {}\n", most + 1))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("x.yaml") && err.contains(key), "{err}");
+        Config::parse("x.yaml", &format!("{key}: {most}\n")).unwrap()
+    }
+
     #[test]
     fn more_routing_threads_than_the_limit_are_refused_naming_the_key() {
-        let text = format!("routing_threads: {}\n", MAX_ROUTING_THREADS + 1);
-        let err = Config::parse("x.yaml", &text).unwrap_err().to_string();
-        assert!(
-            err.contains("x.yaml") && err.contains("routing_threads"),
-            "{err}"
-        );
-        let at_most = format!("routing_threads: {MAX_ROUTING_THREADS}\n");
-        assert_eq!(
-            Config::parse("x.yaml", &at_most).unwrap().routing_threads,
-            MAX_ROUTING_THREADS
-        );
+        let at_most = refused_above("routing_threads", MAX_ROUTING_THREADS as u64);
+        assert_eq!(at_most.routing_threads, MAX_ROUTING_THREADS);
     }
 
     #[test]
     fn a_drain_time_beyond_ten_minutes_is_refused_naming_the_key() {
-        let text = format!("transition_drain_ms: {}\n", MAX_DRAIN_MS + 1);
-        let err = Config::parse("x.yaml", &text).unwrap_err().to_string();
-        assert!(
-            err.contains("x.yaml") && err.contains("transition_drain_ms"),
-            "{err}"
-        );
-        let at_most = format!("transition_drain_ms: {MAX_DRAIN_MS}\n");
-        assert_eq!(
-            Config::parse("x.yaml", &at_most)
-                .unwrap()
-                .transition_drain_ms,
-            Some(MAX_DRAIN_MS)
-        );
+        let at_most = refused_above("transition_drain_ms", MAX_DRAIN_MS);
+        assert_eq!(at_most.transition_drain_ms, Some(MAX_DRAIN_MS));
     }
 
     #[test]

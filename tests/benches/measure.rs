@@ -40,3 +40,9 @@ pub fn peak_rss_kib() -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// Whether the case of fabric `spec` with `layers` layers runs: with a filter (the first
+/// command-line argument), only the cases whose "spec Llayers" contains it.
+pub fn selects(filter: Option<&str>, spec: &str, layers: usize) -> bool {
+    filter.is_none_or(|f| format!("{spec} L{layers}").contains(f))
+}

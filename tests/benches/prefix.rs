@@ -9,6 +9,9 @@
 //! `cargo bench --bench prefix -- q=11` runs the cases whose "spec Llayers" contains the
 //! argument (q = 11 is left out by default: minutes of routing).
 
+#[path = "measure.rs"]
+mod measure;
+
 use std::time::Instant;
 
 use ibfabric::Fabric;
@@ -35,10 +38,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (spec, layers) in cases {
-        if filter
-            .as_ref()
-            .is_some_and(|f| !format!("{spec} L{layers}").contains(f.as_str()))
-        {
+        if !measure::selects(filter.as_deref(), spec, layers) {
             continue;
         }
         let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();

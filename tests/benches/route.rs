@@ -45,7 +45,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for (spec, layers) in cases {
-        if filter.is_some_and(|f| !format!("{spec} L{layers}").contains(f.as_str())) {
+        if !measure::selects(filter.map(String::as_str), spec, layers) {
             continue;
         }
         let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();

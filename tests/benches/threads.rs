@@ -69,7 +69,7 @@ fn median_of(runs: usize, mut f: impl FnMut()) -> Duration {
         })
         .collect();
     times.sort();
-    times[times.len() / 2]
+    measure::median(&times)
 }
 
 fn main() {
@@ -96,10 +96,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for (spec, layers) in cases {
-        if filter
-            .as_ref()
-            .is_some_and(|f| !format!("{spec} L{layers}").contains(f.as_str()))
-        {
+        if !measure::selects(filter.as_deref(), spec, layers) {
             continue;
         }
         let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
