@@ -344,7 +344,7 @@ fn tables_read_back_around_a_cable_cut_under_ibsim_are_checked_as_a_change() {
     use ibfabric::deadlock::{DefaultSl, RouteSls, VerifyOptions, verify};
 
     let generated = common::generated("slimfly:q=5");
-    let mut sim = Ibsim::start(&ibfabric::io::ibsim::write_net(&generated));
+    let sim = Ibsim::start(&ibfabric::io::ibsim::write_net(&generated));
     let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
     let routings = wait_settled(&sm, 0);
     let before = ReadBack::read(&sim, &sm);

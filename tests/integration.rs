@@ -41,6 +41,7 @@ mod plugin_mlfm;
 mod plugin_multicast;
 mod plugin_restart;
 mod plugin_routing;
+mod plugin_sa_load;
 mod plugin_soak;
 mod plugin_sweeps;
 mod plugin_transition;

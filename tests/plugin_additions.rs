@@ -25,7 +25,7 @@ fn assert_guarantees(read: &ReadBack, what: &str) {
 #[test]
 fn a_new_switch_and_new_cables_are_routed_in_without_changing_the_other_routes() {
     let fabric = generated("slimfly:q=5");
-    let mut sim = Ibsim::start(&ibsim::write_net(&fabric));
+    let sim = Ibsim::start(&ibsim::write_net(&fabric));
     let end = |p| console_port(&fabric, p);
     // Absent when OpenSM first routes: a switch with its hosts, and two cables elsewhere.
     let newcomer = fabric.switches().nth(11).unwrap();

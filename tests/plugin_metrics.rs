@@ -69,7 +69,7 @@ fn plugin_metrics_file_follows_the_sweep_log_through_a_cable_loss() {
     let spec = "slimfly:q=5".parse().unwrap();
     let plan = plan_for(&spec, &PlanOptions::default()).unwrap();
     let fabric = plan.to_fabric().unwrap();
-    let mut sim = Ibsim::start(&ibsim::write_net(&fabric));
+    let sim = Ibsim::start(&ibsim::write_net(&fabric));
     let plan_path = sim.dir().join("plan.yaml");
     let plan_yaml = yaml_serde::to_string(&PlanDocument::from_plan(&plan)).unwrap();
     std::fs::write(&plan_path, plan_yaml).unwrap();

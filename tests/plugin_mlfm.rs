@@ -120,7 +120,7 @@ fn the_layout_is_congestion_free_complete_and_deadlock_free(d: u32) {
 }
 
 fn a_cut_spine_cable_is_repaired_and_the_log_names_the_affected_schedules(d: u32) {
-    let (generated, mut sim, sm, routings) = start(d);
+    let (generated, sim, sm, routings) = start(d);
     // leaf0-1's first uplink: spine {1, 2}.
     let port = d + 1;
     sim.console(&format!("Unlink \"leaf0-1\"[{port}]"));

@@ -604,7 +604,7 @@ fn tree_ports(back: &ReadBack, tables: &MulticastTables, mlid: u16) -> BTreeSet<
 #[test]
 fn slim_fly_q5_trees_are_rebuilt_within_the_proof_after_leaves_joins_and_a_lost_cable() {
     let generated = common::generated("slimfly:q=5");
-    let (mut sim, sm, routings) = start("slimfly:q=5");
+    let (sim, sm, routings) = start("slimfly:q=5");
     let mut groups = join_acceptance_groups(&sim);
     let first = check(&sim, &sm, &groups, "joined");
 

@@ -33,7 +33,7 @@ fn options(cache: Option<&Path>) -> OpenSmOptions {
 #[test]
 fn a_restart_after_lost_cables_changes_no_entry_and_plugging_back_restores_the_full_routing() {
     let generated = common::generated("slimfly:q=5");
-    let mut sim = Ibsim::start(&ibsim::write_net(&generated));
+    let sim = Ibsim::start(&ibsim::write_net(&generated));
     let sm = OpenSm::start(&sim, &options(None));
     let routings = wait_settled(&sm, 0);
     let full = ReadBack::read(&sim, &sm);
@@ -121,7 +121,7 @@ fn pair_member(cache: &Path, host: &str, priority: u8) -> OpenSmOptions {
 #[test]
 fn a_standby_sharing_the_cache_directory_takes_over_without_changing_an_entry() {
     let generated = common::generated("slimfly:q=5");
-    let mut sim = Ibsim::start(&ibsim::write_net(&generated));
+    let sim = Ibsim::start(&ibsim::write_net(&generated));
     let cache = sim.dir().join("shared-cache");
     std::fs::create_dir_all(&cache).unwrap();
     let hosts: Vec<String> = generated

@@ -46,7 +46,7 @@ const WARM_UP: usize = SWEEPS / 2;
 #[test]
 fn fifty_sweeps_of_random_cable_flaps_on_slim_fly_q7_stay_complete_deadlock_free_and_small() {
     let generated = common::generated("slimfly:q=7");
-    let mut sim = Ibsim::start_for(&ibsim::write_net(&generated), 3600);
+    let sim = Ibsim::start_for(&ibsim::write_net(&generated), 3600);
     // The daemon must outlive 50 sweeps (its `timeout` lifetime grows with `up_within`).
     let config = plugin_config(&sim, "layered.yaml", "transition_drain_ms: 200\n");
     let mut options = with_plugin("qos TRUE\n", Some(&config), false);

@@ -202,7 +202,7 @@ fn sl2vl_tables_sent(sm: &OpenSm) -> Vec<(u64, u64)> {
 fn cut_cables_are_routed_around_and_restoring_them_restores_the_routing() {
     const CUT: usize = 3;
     let generated = slim_fly_q5();
-    let mut sim = Ibsim::start(&ibsim::write_net(&generated));
+    let sim = Ibsim::start(&ibsim::write_net(&generated));
     let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
     let mut routings = wait_settled(&sm, 0);
     let (before, report_before) = check(&sim, &sm, 1);
@@ -271,7 +271,7 @@ fn cut_cables_are_routed_around_and_restoring_them_restores_the_routing() {
 #[test]
 fn the_sweep_log_records_a_repair_and_a_requested_reoptimisation() {
     let generated = slim_fly_q5();
-    let mut sim = Ibsim::start(&ibsim::write_net(&generated));
+    let sim = Ibsim::start(&ibsim::write_net(&generated));
     let sweeps = sim.dir().join("sweeps.jsonl");
     let request = sim.dir().join("layered.reoptimise");
     let config = plugin_config(
@@ -363,7 +363,7 @@ fn the_sweep_log_records_a_repair_and_a_requested_reoptimisation() {
 #[test]
 fn a_fault_sequence_on_slim_fly_q7_is_repaired_step_by_step_within_the_guarantees() {
     let generated = common::generated("slimfly:q=7");
-    let mut sim = Ibsim::start(&ibsim::write_net(&generated));
+    let sim = Ibsim::start(&ibsim::write_net(&generated));
     let sm = run_opensm_with_conf(&sim, "qos TRUE\n", None, false);
     let mut routings = wait_settled(&sm, 0);
     let mut previous = ReadBack::read(&sim, &sm);

@@ -593,7 +593,7 @@ fn a_technician_fixes_a_live_fabric_action_by_action_until_it_verifies_clean() {
     let p = Planned::new("slimfly", &["--q", "5"]);
     // Reseating a 1x cable is physical: the simulator's ports keep their width, so no 1x link.
     let faults = inject(&p, false);
-    let mut sim = Ibsim::start(&write_net(
+    let sim = Ibsim::start(&write_net(
         &faults.wiring.to_fabric(&p.plan, SPARE_PORTS).unwrap(),
     ));
     let plan_path = p.path("plan.yaml");

@@ -18,9 +18,14 @@
 //! `lib<name>.so` by name). Every `extern "C"` entry is guarded: an error or a panic is logged,
 //! whatever was written is cleared, and OpenSM is told to try its next engine.
 
+// Under cargo fuzz's `--cfg fuzzing` the OpenSM-linked modules below are left out (the fuzz
+// binaries link no OpenSM), and with them the only users of some helpers.
+#![cfg_attr(fuzzing, allow(dead_code))]
+
 pub mod cabling;
 pub mod config;
 pub mod follow_up;
+pub mod fuzz;
 mod guard;
 pub mod metrics;
 pub mod multicast;
@@ -36,21 +41,21 @@ pub mod sweep_log;
 // which could not link, leave them out: the decisions they carry out are the core's session,
 // unit-tested there. The subnet snapshot only reads structs and is unit-tested on hand-built
 // ones; the panic guard is plain Rust.
-#[cfg(not(test))]
+#[cfg(not(any(test, fuzzing)))]
 mod commit;
-#[cfg(not(test))]
+#[cfg(not(any(test, fuzzing)))]
 mod entry;
-#[cfg(not(test))]
+#[cfg(not(any(test, fuzzing)))]
 mod logger;
-#[cfg(not(test))]
+#[cfg(not(any(test, fuzzing)))]
 mod mft;
-#[cfg(not(test))]
+#[cfg(not(any(test, fuzzing)))]
 mod pass;
-#[cfg(not(test))]
+#[cfg(not(any(test, fuzzing)))]
 mod plugin;
 mod snapshot;
-#[cfg(not(test))]
+#[cfg(not(any(test, fuzzing)))]
 mod sweep;
 
-#[cfg(not(test))]
+#[cfg(not(any(test, fuzzing)))]
 pub use entry::{ENGINE_NAME, EventPluginTable, osm_event_plugin};

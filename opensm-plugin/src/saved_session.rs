@@ -101,23 +101,28 @@ pub enum LoadError {
 /// A file that cannot be read, is not JSON of the expected layout (the message gives the line
 /// and column), or is of another format or version.
 pub fn load(path: &Path) -> Result<Option<SavedSession>, LoadError> {
-    let shown = || path.display().to_string();
-    let text = match fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(LoadError::Read {
-                path: shown(),
-                source,
-            });
-        }
-    };
+    match fs::read_to_string(path) {
+        Ok(text) => parse(&path.display().to_string(), &text).map(Some),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(LoadError::Read {
+            path: path.display().to_string(),
+            source,
+        }),
+    }
+}
+
+/// The session in `text`, the content of the file `path` (its name in messages).
+///
+/// # Errors
+/// Not JSON of the expected layout (the message gives the line and column), or of another
+/// format or version.
+pub fn parse(path: &str, text: &str) -> Result<SavedSession, LoadError> {
     let invalid = |what: String| LoadError::Invalid {
-        path: shown(),
+        path: path.to_string(),
         what,
     };
     let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
     let format = value.get("format").and_then(|f| f.as_str());
     if format != Some(FORMAT) {
         return Err(invalid(format!(
@@ -132,8 +137,8 @@ pub fn load(path: &Path) -> Result<Option<SavedSession>, LoadError> {
             version.map_or("missing".to_string(), |v| v.to_string())
         )));
     }
-    let file: OnDisk = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
-    Ok(Some(file.session))
+    let file: OnDisk = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+    Ok(file.session)
 }
 
 /// Writes `session` to `path` whole: a temporary file beside it, synced and renamed over it,

@@ -160,6 +160,13 @@ pub fn build_fabric(
                         what: "cable on port 0",
                     });
                 }
+                if usize::from(remote_port) >= records[remote].ports.len() {
+                    return Err(RecordsError::BadPort {
+                        guid: records[remote].guid,
+                        port: remote_port,
+                        what: "cable to a port the node does not have",
+                    });
+                }
                 let rate = |record: &NodeRecord, port: usize| {
                     record.ports[port]
                         .as_ref()
@@ -406,6 +413,30 @@ mod tests {
         assert!(matches!(
             route(fabric, &config(4), &no_deadlock_scheme()),
             Err(RouteError::Lids(_))
+        ));
+    }
+
+    #[test]
+    fn a_cable_to_a_port_the_peer_does_not_have_is_an_error() {
+        let fabric = slim_fly_q5();
+        let mut records = records_of(&fabric);
+        // A host record (one port) named as the far end of a cable on its port 2, as a
+        // corrupt saved session can: refused, not an index out of bounds.
+        let host = records.iter().position(|r| r.kind == NodeKind::Ca).unwrap();
+        let switch_port = records
+            .iter()
+            .flat_map(|r| r.ports.iter().flatten())
+            .position(|p| p.remote.is_some_and(|(node, _)| node == host))
+            .unwrap();
+        let port = records
+            .iter_mut()
+            .flat_map(|r| r.ports.iter_mut().flatten())
+            .nth(switch_port)
+            .unwrap();
+        port.remote = Some((host, 2));
+        assert!(matches!(
+            build_fabric("corrupt", &records),
+            Err(RecordsError::BadPort { port: 2, .. })
         ));
     }
 }

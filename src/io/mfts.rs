@@ -259,8 +259,11 @@ const PORT_COLUMNS: usize = 12;
 fn ibroute_entry(raw: &str) -> Option<(u16, PortSet)> {
     let mut c = Cursor::new(raw);
     let mlid = c.hex(4)? as u16;
-    let rest = raw.get(PORT_COLUMNS..).unwrap_or("");
-    if raw.len() < PORT_COLUMNS || !raw[6..PORT_COLUMNS].bytes().all(|b| b == b' ') {
+    // `get`, not indexing: a line of other text may have a multi-byte character there.
+    let (Some(gap), Some(rest)) = (raw.get(6..PORT_COLUMNS), raw.get(PORT_COLUMNS..)) else {
+        return None;
+    };
+    if !gap.bytes().all(|b| b == b' ') {
         return None;
     }
     let word = rest.trim_end();

@@ -104,7 +104,7 @@ fn routing_step_ms(log: &str) -> Option<u64> {
 
 fn run(engine: &str, spec: &str) {
     let generated = common::generated(spec);
-    let mut sim = Ibsim::start(&ibsim::write_net(&generated));
+    let sim = Ibsim::start(&ibsim::write_net(&generated));
     let sm = OpenSm::start(&sim, &options(engine, sim.dir()));
     let mut routings = settled(&sm, 0);
     if let Some(ms) = routing_step_ms(&sm.log()) {

@@ -88,6 +88,10 @@ pub fn leave(sim: &Ibsim, mgid: &str, port_guids: &[u64]) {
     );
 }
 
+/// How long the tool waits for each answer and how often it resends: an SA busy with a sweep's
+/// SMPs in the simulator can take seconds to answer, and IPoIB and MPI keep resending too.
+const PATIENCE: [&str; 4] = ["--timeout-ms", "2000", "--retries", "14"];
+
 fn run(sim: &Ibsim, mut args: Vec<String>, port_guids: &[u64]) -> String {
     let list = sim
         .dir()
@@ -95,6 +99,7 @@ fn run(sim: &Ibsim, mut args: Vec<String>, port_guids: &[u64]) -> String {
     let text: String = port_guids.iter().map(|g| format!("0x{g:016x}\n")).collect();
     std::fs::write(&list, text).expect("write member list");
     args.extend(["--guids-from".into(), list.display().to_string()]);
+    args.extend(PATIENCE.map(String::from));
     let out = sim
         .command(mcast_join_bin().to_str().expect("utf-8 path"))
         .args(&args)

@@ -18,6 +18,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -97,7 +98,9 @@ const SIMULATOR_LIFETIME_SECS: u32 = 900;
 /// A running ibsim with its scratch directory.
 pub struct Ibsim {
     child: Child,
-    console: Option<ChildStdin>,
+    /// ibsim's standard input, its console; behind a lock so that a test may flap cables
+    /// while other threads run clients.
+    console: Mutex<Option<ChildStdin>>,
     socket_name: String,
     dir: tempfile::TempDir,
 }
@@ -140,11 +143,11 @@ impl Ibsim {
             .expect("start ibsim (is ibsim-utils installed?)");
         let mut sim = Ibsim {
             child,
-            console: None,
+            console: Mutex::new(None),
             socket_name,
             dir,
         };
-        sim.console = sim.child.stdin.take();
+        sim.console = Mutex::new(sim.child.stdin.take());
         sim.wait_ready();
         sim
     }
@@ -241,8 +244,9 @@ impl Ibsim {
     }
 
     /// Sends one command to ibsim's console (e.g. `Unlink "sw0-0-0"[3]`).
-    pub fn console(&mut self, line: &str) {
-        let stdin = self.console.as_mut().expect("console open");
+    pub fn console(&self, line: &str) {
+        let mut console = self.console.lock().expect("console lock");
+        let stdin = console.as_mut().expect("console open");
         writeln!(stdin, "{line}").expect("write to ibsim console");
         stdin.flush().expect("flush ibsim console");
     }
