@@ -20,6 +20,7 @@ use std::sync::OnceLock;
 
 use ibfabric::Fabric;
 use ibfabric::io::fabric_document::FabricDocument;
+use ibfabric::io::diagnostic::ParseError;
 use ibfabric::io::names::{NodeResolver, Want};
 use ibfabric::io::node_name_map::NodeNameMap;
 use ibfabric::io::{
@@ -176,6 +177,17 @@ pub fn refused(error: impl std::fmt::Display) {
     );
 }
 
+/// A reader's error must name a line of `text` (or the line after the last, for what ended
+/// too early) and say what was expected there.
+fn refused_at_line(text: &str, error: &ParseError) {
+    let lines = text.lines().count();
+    assert!(
+        (1..=lines + 1).contains(&error.line),
+        "{error}: no such line in {lines} lines"
+    );
+    assert!(!error.expected.trim().is_empty(), "{error}: nothing expected");
+}
+
 fn read_ibnetdiscover(text: &str) {
     match ibnetdiscover::parse(text, None) {
         Ok(dump) => {
@@ -185,13 +197,13 @@ fn read_ibnetdiscover(text: &str) {
             assert_eq!(again.fabric.nodes().len(), dump.fabric.nodes().len());
             assert_eq!(again.fabric.links().len(), dump.fabric.links().len());
         }
-        Err(e) => refused(e),
+        Err(e) => refused_at_line(text, &e),
     }
 }
 
 fn read_iblinkinfo(text: &str) {
     if let Err(e) = iblinkinfo::parse(text) {
-        refused(e);
+        refused_at_line(text, &e);
     }
 }
 
@@ -205,37 +217,37 @@ fn read_lfts(text: &str) {
                 refused(e);
             }
         }
-        Err(e) => refused(e),
+        Err(e) => refused_at_line(text, &e),
     }
 }
 
 fn read_mfts(text: &str) {
     if let Err(e) = mfts::parse(text, fabric()) {
-        refused(e);
+        refused_at_line(text, &e);
     }
 }
 
 fn read_group_sls(text: &str) {
     if let Err(e) = mfts::group_sls(text) {
-        refused(e);
+        refused_at_line(text, &e);
     }
 }
 
 fn read_sl2vl(text: &str) {
     if let Err(e) = sl2vl::parse(text, fabric(), [15; 16]) {
-        refused(e);
+        refused_at_line(text, &e);
     }
 }
 
 fn read_path_sl(text: &str) {
     if let Err(e) = path_sl::parse(text) {
-        refused(e);
+        refused_at_line(text, &e);
     }
 }
 
 fn read_node_name_map(text: &str) {
     if let Err(e) = NodeNameMap::parse(text) {
-        refused(e);
+        refused_at_line(text, &e);
     }
 }
 
@@ -300,6 +312,6 @@ fn read_sweep_log(text: &str) {
 
 fn read_simgrid_result(text: &str) {
     if let Err(e) = simgrid_bench::parse_result(text) {
-        refused(e);
+        refused_at_line(text, &e);
     }
 }
