@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use ibfabric::Fabric;
-use ibfabric::io::fabric_document::FabricDocument;
 use ibfabric::io::diagnostic::ParseError;
+use ibfabric::io::fabric_document::FabricDocument;
 use ibfabric::io::names::{NodeResolver, Want};
 use ibfabric::io::node_name_map::NodeNameMap;
 use ibfabric::io::{
@@ -185,7 +185,10 @@ fn refused_at_line(text: &str, error: &ParseError) {
         (1..=lines + 1).contains(&error.line),
         "{error}: no such line in {lines} lines"
     );
-    assert!(!error.expected.trim().is_empty(), "{error}: nothing expected");
+    assert!(
+        !error.expected.trim().is_empty(),
+        "{error}: nothing expected"
+    );
 }
 
 fn read_ibnetdiscover(text: &str) {
