@@ -132,8 +132,8 @@ fn ask_paths(sim: &Ibsim, pairs: &[(u16, u16)], seed: u64, stop: &AtomicBool) ->
 }
 
 /// Joins `members` to [`GROUP`] and has them leave it again until `stop`; every join must be
-/// answered with the group's SL and the SA must list exactly the members after a join and none
-/// after the leave. Returns the joins made.
+/// answered with the group's SL, and the SA must list exactly the members after it. Returns the
+/// joins made.
 fn flap_group(sim: &Ibsim, members: &[u64], stop: &AtomicBool) -> usize {
     let mut joins = 0;
     while !stop.load(Ordering::Relaxed) {
