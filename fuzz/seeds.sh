@@ -28,10 +28,8 @@ seed() { mkdir -p "$corpus/$1" && cat > "$corpus/$1/seed-$2"; }
 "$bin/ibfabric" topo "${spec[@]}" --format json | seed fabric_document json
 "$bin/ibfabric" topo "${spec[@]}" --format node-name-map | seed node_name_map map
 "$bin/ibfabric" topo "${spec[@]}" --format ibsim > "$work/fabric.net"
-"$bin/cabling" plan fattree --leaves 4 --spines 2 --links-per-pair 2 --hosts-per-leaf 2 \
-    --format yaml | seed plan yaml
-"$bin/cabling" plan fattree --leaves 4 --spines 2 --links-per-pair 2 --hosts-per-leaf 2 \
-    --format csv | seed plan csv
+"$bin/cabling" plan "${spec[@]}" --format yaml | seed plan yaml
+"$bin/cabling" plan "${spec[@]}" --format csv | seed plan csv
 printf 'slimfly:q=5\nmlfm:d=3\nfattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=2\n' |
     while read -r s; do echo "$s" | seed topology_spec "${s%%:*}"; done
 seed plugin_config yaml < "$root/opensm-plugin/layered.yaml"

@@ -14,7 +14,6 @@
 use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -192,7 +191,7 @@ fn path_records_and_multicast_joins_under_cable_flaps_are_never_torn() {
     let end = |p| common::console_port(&generated, p);
 
     let stop = AtomicBool::new(false);
-    let rss = Mutex::new(Vec::new());
+    let mut rss = Vec::new();
     let (answers, joins) = std::thread::scope(|scope| {
         let askers: Vec<_> = clients
             .iter()
@@ -205,9 +204,7 @@ fn path_records_and_multicast_joins_under_cable_flaps_are_never_torn() {
         let joiner = scope.spawn(|| flap_group(&sim, &members, &stop));
         // Load before the first change, then each change: the cuts, then the cables back.
         std::thread::sleep(Duration::from_secs(3));
-        rss.lock()
-            .unwrap()
-            .push(sm.rss_kib().expect("opensm's VmRSS"));
+        rss.push(sm.rss_kib().expect("opensm's VmRSS"));
         let changes = cut
             .iter()
             .map(|l| (format!("Unlink {}", end(l.a)), format!("cut {}", end(l.a))))
@@ -235,9 +232,7 @@ fn path_records_and_multicast_joins_under_cable_flaps_are_never_torn() {
                 asked.len()
             );
             routings.push(Routing { from, settled, sls });
-            rss.lock()
-                .unwrap()
-                .push(sm.rss_kib().expect("opensm's VmRSS"));
+            rss.push(sm.rss_kib().expect("opensm's VmRSS"));
         }
         std::thread::sleep(Duration::from_secs(2));
         stop.store(true, Ordering::Relaxed);
@@ -295,7 +290,6 @@ fn path_records_and_multicast_joins_under_cable_flaps_are_never_torn() {
             (a.answered - start).as_secs_f64()
         );
     }
-    let rss = rss.into_inner().unwrap();
     eprintln!(
         "{} PathRecord queries in {elapsed:.1} s ({:.0} a second, {PATH_CLIENTS} clients): \
          {checked} answered with an SL of a routing in force, {no_path} without a path while a \

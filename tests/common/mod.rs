@@ -129,7 +129,7 @@ impl Ibsim {
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
         let log = fs::File::create(dir.path().join("ibsim.log")).expect("ibsim log");
-        let child = Command::new("timeout")
+        let mut child = Command::new("timeout")
             .arg(lifetime_secs.to_string())
             // Raise the default limits (2048 nodes, 256 switches) for larger fabrics.
             .args(["ibsim", "-s", "-N", "8192", "-S", "2048", "-P", "131072"])
@@ -141,13 +141,13 @@ impl Ibsim {
             .stderr(log)
             .spawn()
             .expect("start ibsim (is ibsim-utils installed?)");
+        let console = Mutex::new(child.stdin.take());
         let mut sim = Ibsim {
             child,
-            console: Mutex::new(None),
+            console,
             socket_name,
             dir,
         };
-        sim.console = Mutex::new(sim.child.stdin.take());
         sim.wait_ready();
         sim
     }

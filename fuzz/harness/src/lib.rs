@@ -169,6 +169,13 @@ fn fabric() -> &'static Fabric {
     })
 }
 
+/// A reader's outcome: a value, or an error that says what went wrong.
+pub fn checked(outcome: Result<(), impl std::fmt::Display>) {
+    if let Err(e) = outcome {
+        refused(e);
+    }
+}
+
 /// An error must say what went wrong.
 pub fn refused(error: impl std::fmt::Display) {
     assert!(

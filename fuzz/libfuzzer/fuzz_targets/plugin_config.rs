@@ -1,5 +1,5 @@
 #![no_main]
 libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_harness::run_text(
-    osmlayered::fuzz::read_config,
+    |text| fuzz_harness::checked(osmlayered::fuzz::read_config(text)),
     data
 ));
