@@ -3,7 +3,8 @@
 //! Reads the plan (the YAML document of `cabling plan`, or a CSV cable list), one or more
 //! `ibnetdiscover` dumps (several islands mid-wiring are merged by GUID), optionally
 //! `iblinkinfo` output (down ports, "could be" hints) and the site's node-name-map, and prints
-//! what to do: text grouped by rack → U → port, or a CSV/JSON punch list.
+//! what to do: text grouped by rack → U → port, a CSV/JSON punch list, or a page with the
+//! racks drawn and every finding marked on them.
 //!
 //! Exit status: 0 the fabric is cabled exactly as planned, 1 there are findings, 2 bad input —
 //! including a plan that does not parse to its end, and a plan and dumps that do not belong
@@ -20,6 +21,8 @@ use ibfabric::io::{LinkInfo, NodeNameMap, iblinkinfo, ibnetdiscover};
 use ibfabric::plan::{self, Plan};
 use ibfabric::verify::belonging::{self, DEFAULT_MIN_IDENTIFIED_PERCENT};
 use ibfabric::verify::{self, Observation, report::Report};
+
+use crate::html;
 
 #[derive(Args)]
 pub struct VerifyArgs {
@@ -43,7 +46,7 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_MIN_IDENTIFIED_PERCENT,
           value_parser = clap::value_parser!(u8).range(0..=100))]
     min_identified: u8,
-    /// Output format: text for technicians, or a CSV/JSON punch list.
+    /// Output format: text for technicians, a CSV/JSON punch list, or an HTML page.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Write to FILE (atomically) instead of stdout.
@@ -59,6 +62,9 @@ enum Format {
     Csv,
     /// Counts, actions with their steps, findings, unexpected cables and devices, progress.
     Json,
+    /// One self-contained page: the racks drawn as the plan's sheets draw them, every device
+    /// with a finding marked and what was found beside it, the punch list, progress per rack.
+    Html,
 }
 
 pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
@@ -140,6 +146,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         Format::Text => report.text(),
         Format::Csv => report.csv(),
         Format::Json => report.json(),
+        Format::Html => html::render_verification(&report),
     };
     output::emit(args.output.as_deref(), &text)?;
     lap("report written");

@@ -17,3 +17,4 @@ mod sheets_pdf;
 mod switch_models_ibsim;
 mod verify_cli;
 mod verify_ibsim;
+mod verify_page;

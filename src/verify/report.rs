@@ -1,5 +1,6 @@
 //! A verification as technicians and tools read it: text grouped by rack with one imperative
-//! line per action, a CSV punch list, a JSON document.
+//! line per action, a CSV punch list, a JSON document (the HTML page, with the racks drawn, is
+//! `cabling`'s: it draws from these words).
 //!
 //! Every action line names the cable by its plan id and carries its printed label (both ends:
 //! rack, U, device, port), in the wording field technicians know: "swap the cables in R03 U38
@@ -13,7 +14,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::actions::{Action, MoveStep, Step};
-use super::findings::{Degradation, PortCondition, Status, UnexpectedKind};
+use super::findings::{Degradation, Finding, PortCondition, Status, UnexpectedKind};
 use super::{Place, Verification};
 use crate::plan::{CableEnd, Plan};
 use crate::topology::{Fabric, NodeId, NodeKind};
@@ -66,6 +67,27 @@ impl<'a> Report<'a> {
             n.description.trim(),
             n.guid
         )
+    }
+
+    /// What was found of a planned cable, in words for the technician: `the A port holds the
+    /// cable to R02 U30 sw1-0-2 port 4; the B port is empty`, `A port: Polling, B port: no
+    /// link`, `1x instead of 4x`; `as planned` when it is.
+    pub fn finding_text(&self, finding: &Finding) -> String {
+        let leads = |end: &str, to: Option<Place>| match to {
+            Some(p) => format!("the {end} port holds the cable to {}", self.place(p)),
+            None => format!("the {end} port is empty or not seen"),
+        };
+        match finding.status {
+            Status::Ok => "as planned".into(),
+            Status::Degraded(d) => shortfall(&d),
+            Status::Miswired { at_a, at_b } => {
+                format!("{}; {}", leads("A", at_a), leads("B", at_b))
+            }
+            Status::Missing { a, b } | Status::Down { a, b } => {
+                format!("A port: {}, B port: {}", a.text(), b.text())
+            }
+            Status::NotVerifiable => "neither device seen yet".into(),
+        }
     }
 
     /// The device part of a place: `R03 U38 sw0-2-2`.

@@ -767,3 +767,45 @@ fn a_move_into_a_port_holding_an_unplanned_cable_waits_for_its_removal() {
         assert!(whole.contains(text.as_str()), "{text}");
     }
 }
+
+#[test]
+fn findings_read_as_what_the_technician_finds_at_each_port() {
+    let plan = plan("slimfly:q=5");
+    let s = "sw0-0-0";
+    let mut wiring = Wiring::from_plan(&plan);
+    wiring.swap_ends(end(&plan, s, 1), end(&plan, s, 2));
+    wiring.unplug(end(&plan, s, 3));
+    wiring.wires[200].width = Some(LinkWidth::X1);
+    let fabric = wiring.to_fabric(&plan, 0).unwrap();
+    let v = run(&plan, &fabric, None, None);
+    let report = Report::new(&plan, &fabric, &v);
+    let text = |port: u8| {
+        let id = id_at(&plan, s, port);
+        let f = v
+            .findings
+            .iter()
+            .find(|f| plan.cables[f.cable].id == id)
+            .unwrap();
+        report.finding_text(f)
+    };
+    // The cable planned in port 1 finds the cable of port 2 there, and the other way round.
+    let planned_far = |at: CableEnd| {
+        let c = plan.cables.iter().find(|c| c.a == at || c.b == at).unwrap();
+        if c.a == at { c.b } else { c.a }
+    };
+    let port_2 = plan.end_text(planned_far(end(&plan, s, 2)));
+    assert!(
+        text(1).contains(&format!("holds the cable to {port_2}")),
+        "{}",
+        text(1)
+    );
+    assert_eq!(text(3), "A port: no link, B port: no link");
+    let degraded = v
+        .findings
+        .iter()
+        .find(|f| matches!(f.status, Status::Degraded(_)))
+        .unwrap();
+    assert_eq!(report.finding_text(degraded), "1x instead of 4x");
+    let ok = v.findings.iter().find(|f| f.status == Status::Ok).unwrap();
+    assert_eq!(report.finding_text(ok), "as planned");
+}

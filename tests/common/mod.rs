@@ -5,6 +5,7 @@
 //! (so a crashed test cannot leave it behind) and is stopped by PID when the handle drops.
 #![allow(dead_code)]
 
+pub mod chromium;
 pub mod fabrics;
 pub mod install_files;
 pub mod mcast;

@@ -1,4 +1,5 @@
-//! Printable wiring sheets (HTML with SVG drawings).
+//! Printable wiring sheets (HTML with SVG drawings), and the verification of a cabled fabric
+//! drawn on the same racks (`verify.rs`).
 //!
 //! One self-contained document (inline CSS, no scripts, no external resources):
 //!
@@ -33,10 +34,14 @@ mod rack;
 mod svg;
 #[cfg(test)]
 mod tests;
+mod verify;
+#[cfg(test)]
+mod verify_tests;
 
 use pair::*;
 use rack::*;
 use svg::*;
+pub use verify::render_verification;
 
 /// Renders the plan as one printable HTML document.
 pub fn render(plan: &Plan) -> String {
@@ -253,13 +258,19 @@ fn kind_order(kind: CableKind) -> u8 {
 
 /// The sheet header: plan name, sheet title, sheet number.
 fn sheet_start(out: &mut String, ctx: &Context, id: &str, kind: &str, no: usize, title: &str) {
+    sheet_head(out, &ctx.plan.name, id, kind, (no, ctx.sheets()), title);
+}
+
+/// A sheet's header for a document of `of.1` sheets, this one number `of.0`.
+fn sheet_head(out: &mut String, plan: &str, id: &str, kind: &str, of: (usize, usize), title: &str) {
     put!(
         out,
         "<section class=\"sheet\" id=\"{id}\" data-sheet=\"{kind}\">\n\
          <div class=\"head\"><span class=\"plan\">{}</span><h1>{title}</h1>\
-         <span class=\"no\">sheet {no} of {}</span></div>\n",
-        Escaped(&ctx.plan.name),
-        ctx.sheets()
+         <span class=\"no\">sheet {} of {}</span></div>\n",
+        Escaped(plan),
+        of.0,
+        of.1
     );
 }
 

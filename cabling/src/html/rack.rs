@@ -79,7 +79,7 @@ pub(super) fn rack_sheet(out: &mut String, ctx: &Context, rack: usize) {
     out.push_str("</table>\n");
 
     out.push_str("<figure>\n");
-    elevation(out, ctx, rack, devices);
+    elevation(out, ctx, rack, devices, None);
     put!(
         out,
         "<figcaption>Front view of rack {}, top unit first. Grey: switch; white: host; \
@@ -212,9 +212,26 @@ fn port_ranges(ports: &[u8]) -> Vec<(u8, u8)> {
     runs
 }
 
+/// How a verification marks devices on an elevation (the verify page's; the plan's sheets
+/// draw none).
+pub(super) struct Marks {
+    /// Per plan device, the style sheet's class of its box when marked: `vf` a cable to fix,
+    /// `vd` a cable below its rate, `vu` not seen in the fabric.
+    pub class: Vec<Option<&'static str>>,
+    /// Per plan device, what the note beside its unit says instead of the cable count.
+    pub note: Vec<Option<String>>,
+}
+
 /// The rack seen from the front: every U from the top down, each device at its U with its name,
-/// shared units divided into slots.
-pub(super) fn elevation(out: &mut String, ctx: &Context, rack: usize, devices: &[usize]) {
+/// shared units divided into slots; with `marks`, the marked devices in their colours and their
+/// notes beside them.
+pub(super) fn elevation(
+    out: &mut String,
+    ctx: &Context,
+    rack: usize,
+    devices: &[usize],
+    marks: Option<&Marks>,
+) {
     let plan = ctx.plan;
     let units = plan.racks[rack].units.max(1);
     let highest = devices
@@ -302,9 +319,15 @@ pub(super) fn elevation(out: &mut String, ctx: &Context, rack: usize, devices: &
                 (DeviceKind::Host, 1) => "ho",
                 (DeviceKind::Host, _) => "sl",
             };
+            let marked = marks.and_then(|m| m.class[i]);
+            let class = marked.unwrap_or(class);
+            let device = match marked {
+                Some(_) => format!(" data-device=\"{}\"", Escaped(&d.name)),
+                None => String::new(),
+            };
             put!(
                 out,
-                "<rect class=\"{class}\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"/>",
+                "<rect class=\"{class}\"{device} x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"/>",
                 x + 0.25,
                 y + 0.25,
                 cell_w - 0.5,
@@ -342,8 +365,15 @@ pub(super) fn elevation(out: &mut String, ctx: &Context, rack: usize, devices: &
                 );
             }
         }
-        // Notes to the right: names that did not fit, or a switch's cable count.
-        let note = if !names_fit {
+        // Notes to the right: what a verification found, names that did not fit, or a
+        // switch's cable count.
+        let marked_notes: Vec<&str> = list
+            .iter()
+            .filter_map(|&i| marks.and_then(|m| m.note[i].as_deref()))
+            .collect();
+        let note = if !marked_notes.is_empty() {
+            marked_notes.join("; ")
+        } else if !names_fit {
             let first = &plan.devices[list[0]];
             let last = &plan.devices[list[list.len() - 1]];
             if list.len() == 1 {
@@ -368,7 +398,7 @@ pub(super) fn elevation(out: &mut String, ctx: &Context, rack: usize, devices: &
                 (note_x, base),
                 &TextStyle {
                     anchor: "start",
-                    class: "an",
+                    class: if marked_notes.is_empty() { "an" } else { "vn" },
                     size: font,
                     room: PAGE_W - note_x,
                 },
