@@ -3,7 +3,7 @@
 //! marks, then rendered by headless Chromium and the screenshot checked for those marks'
 //! colours — the bars cover the area their SVG rectangles declare, every curve is drawn.
 
-use ibfabric::cli::html::analysis::PLOTS;
+use ibfabric::cli::html::analysis::{FABRIC_PLOT, PLOTS};
 use ibfabric::cli::html::plot::{SIZE, colour, colour_hex};
 use serde_json::Value;
 
@@ -144,7 +144,12 @@ fn the_page_has_every_plot_with_its_data_marks() {
             "{id}: one SVG per plot"
         );
     }
-    assert_eq!(html.matches("<svg").count(), PLOTS.len());
+    // Slim Fly q = 7 has 98 switches: few enough for the fabric drawing.
+    assert_eq!(
+        html.matches("<svg").count(),
+        PLOTS.len() + 1,
+        "the plots and the fabric drawing"
+    );
     for external in ["<script", "<link", "<img", "src=", "url("] {
         assert!(!html.contains(external), "self-contained: found {external}");
     }
@@ -153,6 +158,17 @@ fn the_page_has_every_plot_with_its_data_marks() {
     let cables = report["link_load"]["total"]["links"].as_u64().unwrap() as usize;
     assert_curves(&html, PLOTS[0], prefix_ks(&report).len(), cables);
     assert_curves(&html, PLOTS[1], layers, cables);
+    // The drawing: a dot per switch, a line per cable (both directions in one).
+    let drawing = figure(&html, FABRIC_PLOT);
+    assert_eq!(
+        elements(drawing, "circle", "").len() as u64,
+        report["switches"].as_u64().unwrap()
+    );
+    let lines = elements(drawing, "polyline", "")
+        .into_iter()
+        .filter(|l| points(l).len() == 2)
+        .count();
+    assert_eq!(lines, cables / 2, "one line per cable");
 
     let hops: Vec<Vec<f64>> = report["paths"]
         .as_array()

@@ -222,6 +222,13 @@ pub struct LinkLoad {
     /// the JSON report, which stays a summary: a large fabric's loads run to megabytes there.
     #[serde(skip)]
     pub cable_loads: Vec<Vec<u64>>,
+    /// For each entry of a `cable_loads` row, the cable's sending and receiving switch as
+    /// indices into `switch_names`: what a drawing of the fabric needs. Not in the JSON report.
+    #[serde(skip)]
+    pub cable_switches: Vec<(u32, u32)>,
+    /// The switches' names, in the fabric's switch order. Not in the JSON report.
+    #[serde(skip)]
+    pub switch_names: Vec<String>,
 }
 
 /// Everything the analyser says about a routing.
@@ -435,6 +442,19 @@ pub fn analyze(
                     .map(|(_, &load)| load)
                     .collect()
             })
+            .collect(),
+        cable_switches: (0..ctx.net.cables.len())
+            .filter(|&c| !ctx.is_loopback(c))
+            .map(|c| {
+                let link = &ctx.net.links[ctx.net.cables[c] as usize];
+                (link.from_switch, link.to_switch)
+            })
+            .collect(),
+        switch_names: ctx
+            .net
+            .switches
+            .iter()
+            .map(|&s| ctx.net.fabric.node(s).name.clone())
             .collect(),
     };
     let mat = options.mat.then(|| mat::solve(&ctx, &mat_paths));

@@ -1,9 +1,10 @@
-//! The two kinds of chart the pages draw, as SVG strings: curves (one polyline per series)
-//! and grouped bars (one filled rectangle per non-zero value). Axes, ticks, grid and legend
-//! are plotters'.
+//! The charts the pages draw, as SVG strings: curves (one polyline per series), grouped bars
+//! (one filled rectangle per non-zero value), and a small fabric drawn with its cables
+//! coloured by load. Axes, ticks, grid, legend and shapes are plotters'.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Width and height of every plot, in CSS pixels: two side by side on a laptop screen.
 pub const SIZE: (u32, u32) = (760, 420);
@@ -56,6 +57,27 @@ pub struct Series {
     pub label: String,
     /// Its values, in x order.
     pub values: Vec<f64>,
+}
+
+/// Width and height of a fabric drawing, in CSS pixels.
+pub const DRAWING_SIZE: (u32, u32) = (760, 800);
+
+/// The load colour ramp, from an idle cable to the busiest (ColorBrewer's RdYlBu, reversed:
+/// readable for the colour-blind, and the busy end stays dark in grey print).
+pub const LOAD_RAMP: [RGBColor; 3] = [
+    RGBColor(0x2C, 0x7B, 0xB6),
+    RGBColor(0xFF, 0xD5, 0x6B),
+    RGBColor(0xD7, 0x19, 0x1C),
+];
+
+/// The colour of a load that is `fraction` (0..=1) of the busiest cable's.
+pub fn load_colour(fraction: f64) -> RGBColor {
+    let f = fraction.clamp(0.0, 1.0) * (LOAD_RAMP.len() - 1) as f64;
+    let i = (f.floor() as usize).min(LOAD_RAMP.len() - 2);
+    let t = f - i as f64;
+    let mix = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * t).round() as u8;
+    let (a, b) = (LOAD_RAMP[i], LOAD_RAMP[i + 1]);
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
 /// Axis descriptions and title of a chart.
@@ -219,6 +241,92 @@ pub fn grouped_bars(
     })
 }
 
+/// The fabric drawn with its switches on a circle (in the order of `names`, the first at the
+/// top, clockwise) and one line per cable `(a, b, load)` between switch indices, coloured by
+/// its load on [`LOAD_RAMP`] — idle blue, the mean load yellow, twice the mean or more red —
+/// and the busier the thicker; the busiest drawn last, on top. A balanced routing is all
+/// yellow; a hot cable stands out in red whatever the fabric's size. Switch names are written
+/// beside the circle when there are at most `label_limit` switches. The colour scale, with the
+/// loads it stands for, runs along the bottom.
+pub fn fabric_drawing(
+    title: &str,
+    names: &[String],
+    cables: &[(usize, usize, f64)],
+    label_limit: usize,
+) -> Result<String, PlotError> {
+    let n = names.len().max(1);
+    let at = |i: usize| {
+        let angle = std::f64::consts::TAU * i as f64 / n as f64;
+        (angle.sin(), angle.cos())
+    };
+    let mean = cables.iter().map(|c| c.2).sum::<f64>() / cables.len().max(1) as f64;
+    let top = 2.0 * mean;
+    let fraction = |load: f64| if top > 0.0 { load / top } else { 0.0 };
+    let mut order: Vec<&(usize, usize, f64)> = cables.iter().collect();
+    order.sort_by(|x, y| x.2.total_cmp(&y.2));
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, DRAWING_SIZE).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (drawing, scale) = root.split_vertically(DRAWING_SIZE.1 - 70);
+        let mut chart = ChartBuilder::on(&drawing)
+            .caption(title, ("sans-serif", 24))
+            .margin(12)
+            .build_cartesian_2d(-1.3f64..1.3, -1.3f64..1.3)?;
+        chart.draw_series(order.iter().map(|&&(a, b, load)| {
+            let f = fraction(load);
+            PathElement::new(
+                [at(a), at(b)],
+                load_colour(f).stroke_width(1 + (2.0 * f).round() as u32),
+            )
+        }))?;
+        chart.draw_series((0..names.len()).map(|i| Circle::new(at(i), 3, BLACK.filled())))?;
+        if names.len() <= label_limit {
+            chart.draw_series(names.iter().enumerate().map(|(i, name)| {
+                let (x, y) = at(i);
+                let anchor = if x >= 0.0 {
+                    Pos::new(HPos::Left, VPos::Center)
+                } else {
+                    Pos::new(HPos::Right, VPos::Center)
+                };
+                Text::new(
+                    name.clone(),
+                    (x * 1.06, y * 1.06),
+                    ("sans-serif", 11).into_font().color(&BLACK).pos(anchor),
+                )
+            }))?;
+        }
+        // The scale: the ramp in 40 steps, the loads at its ends and middle.
+        let (x0, width, y) = (150i32, 460i32, 4i32);
+        for k in 0..40 {
+            let left = x0 + width * k / 40;
+            scale.draw(&Rectangle::new(
+                [(left, y), (x0 + width * (k + 1) / 40, y + 16)],
+                load_colour((f64::from(k) + 0.5) / 40.0).filled(),
+            ))?;
+        }
+        let style = ("sans-serif", 14).into_font().color(&BLACK);
+        for (k, text) in [
+            (0, "0".to_string()),
+            (1, format!("{mean:.0} (mean)")),
+            (2, format!("{top:.0} or more")),
+        ] {
+            scale.draw(&Text::new(
+                text,
+                (x0 + width * k / 2, y + 22),
+                style.clone().pos(Pos::new(HPos::Center, VPos::Top)),
+            ))?;
+        }
+        scale.draw(&Text::new(
+            "routes on the busier direction".to_string(),
+            (x0 + width / 2, y + 40),
+            style.pos(Pos::new(HPos::Center, VPos::Top)),
+        ))?;
+        root.present()?;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,5 +397,58 @@ mod tests {
         for g in &groups {
             assert!(svg.contains(&format!("\n{g}\n</text>")), "group label {g}");
         }
+    }
+
+    #[test]
+    fn the_load_ramp_runs_from_idle_through_the_mean_to_twice_the_mean() {
+        assert_eq!(load_colour(0.0), LOAD_RAMP[0]);
+        assert_eq!(load_colour(0.5), LOAD_RAMP[1]);
+        assert_eq!(load_colour(1.0), LOAD_RAMP[2]);
+        assert_eq!(load_colour(7.0), LOAD_RAMP[2], "clamped");
+        assert_eq!(load_colour(-1.0), LOAD_RAMP[0], "clamped");
+        // Between two stops, each channel between the stops'.
+        let RGBColor(r, g, b) = load_colour(0.75);
+        let (a, z) = (LOAD_RAMP[1], LOAD_RAMP[2]);
+        for (c, (lo, hi)) in [(r, (a.0, z.0)), (g, (a.1, z.1)), (b, (a.2, z.2))] {
+            assert!((lo.min(hi)..=lo.max(hi)).contains(&c));
+        }
+    }
+
+    #[test]
+    fn the_drawing_has_a_dot_per_switch_and_a_line_per_cable_in_its_load_colour() {
+        let names: Vec<String> = (0..6).map(|i| format!("s{i}")).collect();
+        // Mean load 10: the idle cable blue, the mean ones yellow, the busy one red.
+        let cables = [
+            (0, 1, 0.0),
+            (1, 2, 10.0),
+            (2, 3, 10.0),
+            (3, 4, 10.0),
+            (4, 5, 20.0),
+        ];
+        let svg = fabric_drawing("t", &names, &cables, 60).unwrap();
+        assert_eq!(svg.matches("<circle").count(), names.len());
+        let hex = |c: RGBColor| format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+        let lines = |colour: RGBColor| {
+            svg.split("<polyline")
+                .skip(1)
+                .filter(|p| p.contains(&format!("stroke=\"{}\"", hex(colour))))
+                .count()
+        };
+        assert_eq!(
+            [
+                lines(LOAD_RAMP[0]),
+                lines(LOAD_RAMP[1]),
+                lines(LOAD_RAMP[2])
+            ],
+            [1, 3, 1]
+        );
+        for name in &names {
+            assert!(svg.contains(&format!(">\n{name}\n</text>")), "{name} named");
+        }
+        let unnamed = fabric_drawing("t", &names, &cables, 5).unwrap();
+        assert!(
+            !unnamed.contains(">\ns0\n</text>"),
+            "more switches than the label limit"
+        );
     }
 }

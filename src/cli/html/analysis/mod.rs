@@ -6,17 +6,34 @@
 //!   layers 0..K − 1 summed and divided by K, so the curves share a scale; the last K is all
 //!   layers) — a flat curve is a balanced routing, a spike at the left is a hot cable;
 //! * `load-layers`: the same for each layer alone;
+//! * [`FABRIC_PLOT`] (fabrics of at most [`DRAWN_SWITCHES`] switches): the switches on a
+//!   circle and every cable coloured by the routes on its busier direction, all layers;
 //! * `path-lengths`: paths by inter-switch hops, one bar per layer;
 //! * `disjoint-paths`: ordered switch pairs by their number of edge-disjoint paths;
 //! * `prefix-throughput` (when the report has the prefix section): all-to-all, random,
-//!   adversarial and worst-permutation throughput per K.
+//!   adversarial and worst-permutation throughput per K;
+//! * [`MAT_PLOT`] (when the report has MAT): the LP's maximum achievable throughput over all
+//!   layers' paths beside what each even split over a prefix gets, for all-to-all and the
+//!   adversarial pattern — how much of the paths' capacity the split MPI uses reaches.
 
 use super::plot::{self, Axes, Series};
 use super::{Page, escape};
 use crate::analysis::prefix::prefixes;
 use crate::analysis::{LoadStats, Report};
 
-/// The ids of the plots a page can have, in page order.
+/// The id of the fabric drawing, on pages of fabrics small enough to read it.
+pub const FABRIC_PLOT: &str = "fabric-load";
+
+/// Most switches the fabric drawing has: beyond, its lines merge into a grey disc.
+pub const DRAWN_SWITCHES: usize = 128;
+
+/// Most switches whose names the fabric drawing writes.
+const NAMED_SWITCHES: usize = 60;
+
+/// The id of the MAT plot, on pages whose report has MAT (`--mat`).
+pub const MAT_PLOT: &str = "mat-throughput";
+
+/// The ids of the plots every page has (the last with the prefix section), in page order.
 pub const PLOTS: [&str; 5] = [
     "load-prefixes",
     "load-layers",
@@ -48,6 +65,16 @@ pub fn analysis_page(report: &Report, notes: &[String]) -> String {
         load_layers(report),
         "Routes per directed switch-to-switch cable of each layer alone, most loaded first.",
     );
+    let switches = report.link_load.switch_names.len();
+    if switches > 0 && switches <= DRAWN_SWITCHES {
+        page.figure(
+            FABRIC_PLOT,
+            fabric_load(report),
+            "The fabric: switches on a circle in the fabric's switch order, every cable \
+             coloured (and thickened) by the routes of all layers on its busier direction, \
+             the busiest drawn on top.",
+        );
+    }
     page.heading("Paths");
     paths_table(&mut page, report);
     page.figure(
@@ -88,6 +115,15 @@ pub fn analysis_page(report: &Report, notes: &[String]) -> String {
                 row("uniform all-to-all", &mat.uniform),
                 row("adversarial matching", &mat.adversarial),
             ],
+        );
+        page.figure(
+            MAT_PLOT,
+            mat_against_prefixes(report, mat),
+            "Maximum achievable throughput (MAT: the best split of every switch pair's traffic \
+             over all layers' paths, a linear program) beside the even split over layers \
+             0..K-1 that MPI stacks use, per host (1 = its link rate). MAT's adversarial \
+             pattern is one longest matching of the switches; the even split's is the mean \
+             over the prefix section's farthest-switch permutations.",
         );
     }
     page.details("The text report", &report.to_string());
@@ -404,6 +440,56 @@ fn prefix_throughput(r: &Report) -> Result<String, plot::PlotError> {
         &groups,
         &series,
         Some(1.25),
+    )
+}
+
+fn fabric_load(r: &Report) -> Result<String, plot::PlotError> {
+    let l = &r.link_load;
+    if l.cable_loads.is_empty() {
+        return Err(no_loads());
+    }
+    // Both directions of a cable (and parallel cables) as one line: the busier load.
+    let mut busiest: std::collections::BTreeMap<(usize, usize), f64> = Default::default();
+    for (c, &(from, to)) in l.cable_switches.iter().enumerate() {
+        let load: u64 = l.cable_loads.iter().map(|layer| layer[c]).sum();
+        let key = (from.min(to) as usize, from.max(to) as usize);
+        let entry = busiest.entry(key).or_default();
+        *entry = entry.max(load as f64);
+    }
+    let cables: Vec<(usize, usize, f64)> =
+        busiest.into_iter().map(|((a, b), v)| (a, b, v)).collect();
+    plot::fabric_drawing(
+        "Load per cable, all layers",
+        &l.switch_names,
+        &cables,
+        NAMED_SWITCHES,
+    )
+}
+
+fn mat_against_prefixes(
+    r: &Report,
+    mat: &crate::analysis::MatReport,
+) -> Result<String, plot::PlotError> {
+    let value = |m: &crate::analysis::MatResult| m.throughput.unwrap_or(0.0);
+    let mut series = vec![Series {
+        label: "MAT, all layers".into(),
+        values: vec![value(&mat.uniform), value(&mat.adversarial)],
+    }];
+    if let Some(p) = &r.prefix {
+        series.extend(p.prefixes.iter().map(|t| Series {
+            label: format!("even split, K = {}", t.layers),
+            values: vec![t.all_to_all, t.adversarial_mean],
+        }));
+    }
+    plot::grouped_bars(
+        &Axes {
+            title: "The paths' capacity and what an even split reaches",
+            x: "traffic pattern",
+            y: "throughput per host",
+        },
+        &["all-to-all".to_string(), "adversarial".to_string()],
+        &series,
+        None,
     )
 }
 

@@ -110,3 +110,53 @@ fn a_report_read_back_from_json_says_its_load_plots_cannot_be_drawn() {
     assert!(f.contains("no per-cable loads"), "{f}");
     assert!(figure(&html, "path-lengths").unwrap().contains("<svg"));
 }
+
+#[test]
+fn mat_is_drawn_beside_every_even_split_and_only_when_computed() {
+    assert!(figure(&analysis_page(&report(true), &[]), MAT_PLOT).is_none());
+    let mut fabric = "slimfly:q=4"
+        .parse::<TopologySpec>()
+        .unwrap()
+        .build()
+        .unwrap();
+    assign_lids(&mut fabric, 1).unwrap();
+    let config = RoutingConfig {
+        layers: 2,
+        ..Default::default()
+    };
+    let routed = route_fabric(&fabric, &config).unwrap();
+    let options = Options {
+        mat: true,
+        prefix: Some(PrefixOptions {
+            samples: 3,
+            ..PrefixOptions::default()
+        }),
+        ..Options::default()
+    };
+    let r = analyze(&fabric, &routed.lids, &routed.tables, &options);
+    let html = analysis_page(&r, &[]);
+    let f = figure(&html, MAT_PLOT).expect("the MAT plot");
+    assert_eq!(f.matches("<svg").count(), 1);
+    // One series for MAT and one per prefix (K = 1, 2), each a bar per pattern, in the
+    // series' colours.
+    let prefixes = r.prefix.as_ref().unwrap().prefixes.len();
+    assert_eq!(prefixes, 2);
+    for i in 0..1 + prefixes {
+        let fill = format!("fill=\"{}\"", plot::colour_hex(i));
+        // Its two bars and its legend mark.
+        assert_eq!(f.matches(&fill).count(), 3, "series {i}: {fill}");
+    }
+    for label in ["MAT, all layers", "even split, K = 1", "even split, K = 2"] {
+        assert!(f.contains(label), "{label}");
+    }
+}
+
+#[test]
+fn the_fabric_is_drawn_up_to_the_limit_of_switches() {
+    let r = report(false);
+    assert!(figure(&analysis_page(&r, &[]), FABRIC_PLOT).is_some());
+    let mut large = r.clone();
+    let names = &mut large.link_load.switch_names;
+    names.extend((names.len()..=DRAWN_SWITCHES).map(|i| format!("extra{i}")));
+    assert!(figure(&analysis_page(&large, &[]), FABRIC_PLOT).is_none());
+}
