@@ -20,6 +20,8 @@ pub const DROP_PASS: &str = "staged change, drop pass";
 pub const LANES_PASS: &str = "staged change, lanes pass";
 /// ... and when it asks OpenSM for the next pass, once the drain time passed.
 pub const NEXT_PASS_ASKED: &str = "drain time over, asking OpenSM for the next pass";
+/// The end of OpenSM's line when any engine's tables are in use.
+const ANY_CONFIGURED: &str = "tables configured on all switches";
 /// OpenSM's line when it fell back to minhop.
 pub const MINHOP_USED: &str = "minhop tables configured on all switches";
 
@@ -130,6 +132,22 @@ pub fn wait_settled(sm: &OpenSm, before: usize) -> usize {
     wait_configured(sm, before, LAYERED_USED, Duration::from_secs(120))
 }
 
+/// Whether a staged change in `log` has a pass still to come: a drop or lanes pass whose
+/// drain time has not run out, or a next pass asked for and not yet configured (OpenSM may
+/// start that sweep seconds later on a busy machine; reading the tables before it would read
+/// the drop pass's).
+fn next_pass_due(log: &str) -> bool {
+    let waiting = log.matches(DROP_PASS).count() + log.matches(LANES_PASS).count()
+        > log.matches(NEXT_PASS_ASKED).count();
+    // Whichever engine configured the tables answers the request.
+    let asked_unanswered = match (log.rfind(NEXT_PASS_ASKED), log.rfind(ANY_CONFIGURED)) {
+        (Some(asked), Some(done)) => asked > done,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    waiting || asked_unanswered
+}
+
 /// As [`wait_settled`], counting OpenSM's log lines `configured` (another engine's "... tables
 /// configured on all switches"), for at most `within`.
 pub fn wait_configured(sm: &OpenSm, before: usize, configured: &str, within: Duration) -> usize {
@@ -145,9 +163,7 @@ pub fn wait_configured(sm: &OpenSm, before: usize, configured: &str, within: Dur
             quiet_since = Instant::now();
         }
         let log = sm.log();
-        let next_pass_due = log.matches(DROP_PASS).count() + log.matches(LANES_PASS).count()
-            > log.matches(NEXT_PASS_ASKED).count();
-        if next_pass_due {
+        if next_pass_due(&log) {
             quiet_since = Instant::now();
         }
         if last > before && quiet_since.elapsed() > Duration::from_secs(4) {
