@@ -8,8 +8,7 @@ use std::ffi::{CStr, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
-use ibfabric::session::{McastBasis, PassKind};
-use opensm_sys::inline::{physp_op_vls, physp_slvl_table};
+use ibfabric::session::PassKind;
 use opensm_sys::{
     _ib_api_status_t_IB_ERROR, _ib_api_status_t_IB_SUCCESS, OSM_VERSION,
     external_routing_engine_module_t, ib_api_status_t, ib_net16_t, ib_slvl_table_t,
@@ -20,15 +19,14 @@ use opensm_sys::{
 
 use crate::commit::{clear, log_written, write_path_sl_dump};
 use crate::config::Config;
+use crate::daemon::{event_plugin_options, layout_matches, opensm_version};
 use crate::guard::{guard, panic_message, record_panic_locations};
-use crate::multicast::{Groups, MemberRecord, Programmed};
 use crate::pass::write_pass;
 use crate::plugin::{Daemon, Plugin, unpoisoned};
 use crate::qos::packed;
-use crate::subnet::build_fabric;
 use crate::sweep::compute;
 use crate::sweep_log::{SweepRecord, now};
-use crate::{logger, mft, snapshot};
+use crate::{logger, mft, sl2vl};
 
 /// The routing engine name for `routing_engine` in opensm.conf.
 pub const ENGINE_NAME: &CStr = c"layered";
@@ -55,40 +53,6 @@ pub static osm_event_plugin: EventPluginTable = EventPluginTable(osm_event_plugi
     delete: Some(delete),
     report: Some(report),
 });
-
-/// The daemon's `event_plugin_options` (the plugin's configuration file), if set.
-///
-/// # Safety
-/// `osm` must be the daemon's `osm_opensm_t`.
-unsafe fn event_plugin_options(osm: *mut osm_opensm_t) -> Option<String> {
-    // SAFETY: `osm` is the daemon's (caller); `event_plugin_options` is NULL or a C string
-    // owned by the options, unchanged while the plugin runs.
-    unsafe {
-        let p = (*osm).subn.opt.event_plugin_options;
-        (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
-    }
-}
-
-/// The OpenSM version the plugin runs in: the daemon loads the plugin only if its own version
-/// string equals the one the plugin was built with (`osm_version` of the table).
-fn opensm_version() -> String {
-    String::from_utf8_lossy(&OSM_VERSION[..OSM_VERSION.len() - 1]).into_owned()
-}
-
-/// Whether `osm` looks like the `osm_opensm_t` these bindings describe: the back-pointers
-/// OpenSM sets in `osm_subn_init` and `osm_sm_init` must point where our layout says.
-///
-/// # Safety
-/// `osm` must point at the daemon's `osm_opensm_t` (OpenSM passes it to `create`).
-unsafe fn layout_matches(osm: *mut osm_opensm_t) -> bool {
-    // SAFETY: `osm` is the daemon's (caller); these reads stay inside `sizeof(osm_opensm_t)`
-    // as the headers give it, and OpenSM's struct is at least as large if the layouts agree.
-    unsafe {
-        (*osm).subn.p_osm == osm
-            && (*osm).sm.p_subn == &raw mut (*osm).subn
-            && (*osm).sm.p_log == &raw mut (*osm).log
-    }
-}
 
 extern "C" fn create(osm: *mut osm_opensm_t) -> *mut c_void {
     guard("create", std::ptr::null_mut(), || {
@@ -380,32 +344,10 @@ unsafe extern "C" fn update_sl2vl(
         // daemon's subnet is read under OpenSM's lock, which the QoS set-up holds.
         let sent = unsafe {
             let forced = (*port).need_update != 0 || (*plugin.osm.0).subn.need_update != 0;
-            forced || holds_other_row(port, in_port, (*table).raw_vl_by_sl)
+            forced || sl2vl::holds_other_row(port, in_port, (*table).raw_vl_by_sl)
         };
         plugin.sl2vl_wire.count(sent);
     })
-}
-
-/// Whether OpenSM sends an SL-to-VL MAD for `row` on `port` from `in_port`: unless the port
-/// already holds it, with the VLs above the port's operational VLs masked as OpenSM masks them
-/// before it compares (osm_qos.c: sl2vl_update_table). A table OpenSM does not hold counts as
-/// sent.
-///
-/// # Safety
-/// `port` is a live, valid port, under OpenSM's lock.
-unsafe fn holds_other_row(port: *mut osm_physp_t, in_port: u8, row: [u8; 8]) -> bool {
-    // SAFETY: as the caller's.
-    let (op_vls, held) = unsafe { (physp_op_vls(port), physp_slvl_table(port, in_port)) };
-    let mask = match op_vls {
-        0 => 0,
-        v => (1u8 << (v - 1)).wrapping_sub(1),
-    };
-    let masked = row.map(|pair| {
-        let vl = |v: u8| if v == 15 { v } else { v & mask };
-        (vl(pair >> 4) << 4) | vl(pair & 0x0F)
-    });
-    // SAFETY: a table of the port's vector is 8 bytes OpenSM keeps with the port.
-    held.is_none_or(|held| unsafe { (*held).raw_vl_by_sl } != masked)
 }
 
 /// Builds the spanning tree of one multicast group and sets it in the switches' MFTs: over the
@@ -434,7 +376,8 @@ unsafe extern "C" fn mcast_build_stree(
             };
         let programmed = programmed.or_else(|why| {
             log::warn!("multicast MLID {mlid:#06x}: {why}; a plain shortest-path tree instead");
-            plain_tree(plugin, mlid, &members, &why)
+            // SAFETY: under OpenSM's lock (above).
+            unsafe { mft::plain_tree(plugin.osm.0, mlid, &members, &why) }
         });
         let result = programmed.and_then(|p| {
             // SAFETY: `plugin.osm` is the daemon's; called under its lock (above).
@@ -451,24 +394,4 @@ unsafe extern "C" fn mcast_build_stree(
             }
         }
     })
-}
-
-/// A shortest-path tree over a fresh snapshot of the subnet, no deadlock proof claimed.
-fn plain_tree(
-    plugin: &Plugin,
-    mlid: u16,
-    members: &[MemberRecord],
-    why: &str,
-) -> Result<Programmed, String> {
-    // SAFETY: called from `mcast_build_stree`, under OpenSM's lock.
-    let snapshot = unsafe { snapshot::take(plugin.osm.0) }.map_err(|e| e.to_string())?;
-    let (fabric, _) = build_fabric("opensm", &snapshot.records).map_err(|e| e.to_string())?;
-    let graph = ibfabric::routing::graph::RoutingGraph::new(&fabric);
-    let basis = McastBasis {
-        fabric,
-        graph,
-        order: None,
-        scheme: format!("plain shortest-path tree: {why}"),
-    };
-    Groups::default().program(&basis, mlid, members)
 }

@@ -44,6 +44,8 @@ pub mod sweep_log;
 #[cfg(not(any(test, fuzzing)))]
 mod commit;
 #[cfg(not(any(test, fuzzing)))]
+mod daemon;
+#[cfg(not(any(test, fuzzing)))]
 mod entry;
 #[cfg(not(any(test, fuzzing)))]
 mod logger;
@@ -53,6 +55,8 @@ mod mft;
 mod pass;
 #[cfg(not(any(test, fuzzing)))]
 mod plugin;
+#[cfg(not(any(test, fuzzing)))]
+mod sl2vl;
 mod snapshot;
 #[cfg(not(any(test, fuzzing)))]
 mod sweep;

@@ -13,7 +13,11 @@ use opensm_sys::{
     osm_opensm_t, osm_switch_t,
 };
 
-use crate::multicast::MemberRecord;
+use ibfabric::session::McastBasis;
+
+use crate::multicast::{Groups, MemberRecord, Programmed};
+use crate::snapshot;
+use crate::subnet::build_fabric;
 
 /// The MLID (host order) and member ports of a group box: every port of every group sharing
 /// the MLID, each port once (as `osm_mcast_make_port_list_and_map` lists them).
@@ -111,4 +115,28 @@ pub(crate) unsafe fn set(
         }
     }
     Ok(())
+}
+
+/// A shortest-path tree over a fresh snapshot of the subnet, no deadlock proof claimed: the
+/// tree of a group when the routing in force cannot give one.
+///
+/// # Safety
+/// `osm` is the daemon's, read under its lock (`mcast_build_stree`).
+pub(crate) unsafe fn plain_tree(
+    osm: *mut osm_opensm_t,
+    mlid: u16,
+    members: &[MemberRecord],
+    why: &str,
+) -> Result<Programmed, String> {
+    // SAFETY: as the caller's.
+    let snapshot = unsafe { snapshot::take(osm) }.map_err(|e| e.to_string())?;
+    let (fabric, _) = build_fabric("opensm", &snapshot.records).map_err(|e| e.to_string())?;
+    let graph = ibfabric::routing::graph::RoutingGraph::new(&fabric);
+    let basis = McastBasis {
+        fabric,
+        graph,
+        order: None,
+        scheme: format!("plain shortest-path tree: {why}"),
+    };
+    Groups::default().program(&basis, mlid, members)
 }
