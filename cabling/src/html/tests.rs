@@ -7,8 +7,9 @@ fn plan(spec: &str) -> Plan {
     plan_for(&spec.parse().unwrap(), &PlanOptions::default()).unwrap()
 }
 
-/// The sheets of a document: (kind, text), split at the sheet markers.
-fn sheets(doc: &str) -> Vec<(&str, &str)> {
+/// The sheets of a document: (kind, text), split at the sheet markers (the plan's sheets and
+/// the verification page's alike).
+pub(super) fn sheets(doc: &str) -> Vec<(&str, &str)> {
     let marker = "<section class=\"sheet\"";
     let mut starts: Vec<usize> = doc.match_indices(marker).map(|(i, _)| i).collect();
     starts.push(doc.len());

@@ -340,17 +340,8 @@ fn summary(out: &mut String, marked: &Marked, racks: &[usize], sheets: usize) {
         put!(out, "<h2>Punch list: {} actions</h2>\n", v.actions.len());
         for (rack, list) in &marked.actions {
             let name = rack.map_or("unidentified devices", |r| plan.racks[r].name.as_str());
-            put!(out, "<h3>{}</h3>\n<ol class=\"punch\">\n", Escaped(name));
-            for &i in list {
-                let a = &v.actions[i];
-                put!(
-                    out,
-                    "<li data-action=\"{}\">{}</li>\n",
-                    a.word(),
-                    Escaped(&report.action_text(a))
-                );
-            }
-            out.push_str("</ol>\n");
+            put!(out, "<h3>{}</h3>\n", Escaped(name));
+            punch_list(out, report, list);
         }
     }
     if !v.unexpected.is_empty() {
@@ -461,21 +452,24 @@ fn rack_findings(
         out.push_str("</tbody>\n</table>\n");
     }
     if let Some(list) = marked.actions.get(&Some(rack)) {
-        put!(
-            out,
-            "<h2>Actions in rack {}</h2>\n<ol class=\"punch\">\n",
-            ctx.rack_name(rack)
-        );
-        for &i in list {
-            let a = &report.verification.actions[i];
-            put!(
-                out,
-                "<li data-action=\"{}\">{}</li>\n",
-                a.word(),
-                Escaped(&report.action_text(a))
-            );
-        }
-        out.push_str("</ol>\n");
+        put!(out, "<h2>Actions in rack {}</h2>\n", ctx.rack_name(rack));
+        punch_list(out, report, list);
     }
     out.push_str("</div>\n</section>\n");
+}
+
+/// The actions `list` (indices into the verification's) as a numbered list, one line each as
+/// the text report words it.
+fn punch_list(out: &mut String, report: &Report, list: &[usize]) {
+    out.push_str("<ol class=\"punch\">\n");
+    for &i in list {
+        let a = &report.verification.actions[i];
+        put!(
+            out,
+            "<li data-action=\"{}\">{}</li>\n",
+            a.word(),
+            Escaped(&report.action_text(a))
+        );
+    }
+    out.push_str("</ol>\n");
 }

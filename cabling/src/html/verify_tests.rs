@@ -2,6 +2,7 @@
 //! punch list complete, a clean fabric said to be clean.
 
 use super::render_verification;
+use super::tests::sheets;
 use ibfabric::plan::build::{PlanOptions, plan_for};
 use ibfabric::plan::{CableEnd, DeviceKind, Plan};
 use ibfabric::rng::Rng;
@@ -71,21 +72,6 @@ fn verified(plan: &Plan, fabric: &Fabric) -> Verification {
             names: None,
         },
     )
-}
-
-/// The page's sheets as (kind, text).
-fn sheets(doc: &str) -> Vec<(&str, &str)> {
-    let marker = "<section class=\"sheet\"";
-    let mut starts: Vec<usize> = doc.match_indices(marker).map(|(i, _)| i).collect();
-    starts.push(doc.len());
-    starts
-        .windows(2)
-        .map(|w| {
-            let text = &doc[w[0]..w[1]];
-            let kind = text.split("data-sheet=\"").nth(1).unwrap();
-            (kind.split('"').next().unwrap(), text)
-        })
-        .collect()
 }
 
 /// The sheet of `rack`, which must exist.

@@ -7,25 +7,28 @@ use crate::topology::TopologySpec;
 
 /// Slim Fly q = 5 routed with 2 layers, analysed (with the prefix section when `prefix`).
 fn report(prefix: bool) -> Report {
-    let mut fabric = "slimfly:q=5"
-        .parse::<TopologySpec>()
-        .unwrap()
-        .build()
-        .unwrap();
+    analysed(
+        "slimfly:q=5",
+        &Options {
+            prefix: prefix.then(|| PrefixOptions {
+                samples: 3,
+                ..PrefixOptions::default()
+            }),
+            ..Options::default()
+        },
+    )
+}
+
+/// The fabric of `spec` routed with 2 layers and analysed with `options`.
+fn analysed(spec: &str, options: &Options) -> Report {
+    let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     assign_lids(&mut fabric, 1).unwrap();
     let config = RoutingConfig {
         layers: 2,
         ..Default::default()
     };
     let routed = route_fabric(&fabric, &config).unwrap();
-    let options = Options {
-        prefix: prefix.then(|| PrefixOptions {
-            samples: 3,
-            ..PrefixOptions::default()
-        }),
-        ..Options::default()
-    };
-    analyze(&fabric, &routed.lids, &routed.tables, &options)
+    analyze(&fabric, &routed.lids, &routed.tables, options)
 }
 
 fn figure<'a>(html: &'a str, id: &str) -> Option<&'a str> {
@@ -114,26 +117,17 @@ fn a_report_read_back_from_json_says_its_load_plots_cannot_be_drawn() {
 #[test]
 fn mat_is_drawn_beside_every_even_split_and_only_when_computed() {
     assert!(figure(&analysis_page(&report(true), &[]), MAT_PLOT).is_none());
-    let mut fabric = "slimfly:q=4"
-        .parse::<TopologySpec>()
-        .unwrap()
-        .build()
-        .unwrap();
-    assign_lids(&mut fabric, 1).unwrap();
-    let config = RoutingConfig {
-        layers: 2,
-        ..Default::default()
-    };
-    let routed = route_fabric(&fabric, &config).unwrap();
-    let options = Options {
-        mat: true,
-        prefix: Some(PrefixOptions {
-            samples: 3,
-            ..PrefixOptions::default()
-        }),
-        ..Options::default()
-    };
-    let r = analyze(&fabric, &routed.lids, &routed.tables, &options);
+    let r = analysed(
+        "slimfly:q=4",
+        &Options {
+            mat: true,
+            prefix: Some(PrefixOptions {
+                samples: 3,
+                ..PrefixOptions::default()
+            }),
+            ..Options::default()
+        },
+    );
     let html = analysis_page(&r, &[]);
     let f = figure(&html, MAT_PLOT).expect("the MAT plot");
     assert_eq!(f.matches("<svg").count(), 1);
