@@ -37,16 +37,25 @@ pub(crate) unsafe fn write_pass(
     // SAFETY: as the caller's.
     unsafe { write(pending, plan.staging.first_pass.as_ref(), written) }?;
     let (changed, working) = (plan.staging.changed, plan.staging.dropped_working);
+    let for_lanes = plan.staging.dropped_for_lanes;
     let unproven = plan.staging.last_pass_unproven;
     // SAFETY: as the caller's, after the write.
     figures.blocks = unsafe { record(plugin, pending, plan) };
     match figures.kind {
         PassKind::Drop => log::info!(
-            "staged change, drop pass: {} of {changed} changed entries dropped ({working} \
-             still carried traffic, the others crossed a loss), {} moved where proven safe, in \
-             {} LFT blocks (planned in {planned_ms} ms); the new entries follow once every \
-             switch confirmed and {} ms passed",
-            figures.dropped,
+            "staged change, drop pass: {} of {changed} changed entries dropped{} ({working} of \
+             the dropped still carried traffic), {} moved where proven safe, in {} LFT blocks \
+             (planned in {planned_ms} ms); the new entries follow once every switch confirmed \
+             and {} ms passed",
+            figures.dropped - for_lanes,
+            if for_lanes > 0 {
+                format!(
+                    ", and {for_lanes} unchanged ones leaving through a port whose SL-to-VL \
+                     row changes"
+                )
+            } else {
+                String::new()
+            },
             figures.moved,
             figures.blocks,
             pending.drain.as_millis()

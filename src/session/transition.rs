@@ -57,6 +57,10 @@ pub struct Staging {
     /// Of the dropped entries, those whose held route still reached its destination: traffic
     /// that flowed before the change and is lost between the passes.
     pub dropped_working: usize,
+    /// Of the dropped entries, the unchanged ones dropped because they leave their switch
+    /// through a port whose SL-to-VL row changes (the first pass of a change of lanes that
+    /// could not be proven otherwise: [`stage_with_proof`]); the others are changed entries.
+    pub dropped_for_lanes: usize,
     /// Changed entries that still forwarded and are moved to their new port in the first
     /// pass, where the verifier proved it safe ([`stage_with_proof`]).
     pub moved: usize,
@@ -136,6 +140,7 @@ pub fn stage(
         changed: changes.changed,
         dropped,
         dropped_working: changes.forwarding.iter().filter(|c| c.working).count(),
+        dropped_for_lanes: 0,
         moved: 0,
         last_pass_unproven: false,
         lanes_pass: false,
@@ -207,6 +212,7 @@ pub fn stage_with_proof(
             changed: plain.changed,
             dropped: 0,
             dropped_working: 0,
+            dropped_for_lanes: 0,
             moved: plain.dropped,
             last_pass_unproven: false,
             lanes_pass: false,
@@ -237,6 +243,7 @@ pub fn stage_with_proof(
                 changed: plain.changed,
                 dropped,
                 dropped_working,
+                dropped_for_lanes: 0,
                 moved,
                 last_pass_unproven: false,
                 lanes_pass: false,
@@ -267,6 +274,7 @@ pub fn stage_with_proof(
             changed: plain.changed,
             dropped: 0,
             dropped_working: 0,
+            dropped_for_lanes: 0,
             moved: 0,
             last_pass_unproven: false,
             lanes_pass: true,
@@ -276,6 +284,7 @@ pub fn stage_with_proof(
             changed: plain.changed,
             dropped: plain.dropped + off.dropped,
             dropped_working: plain.dropped_working + off.dropped_working,
+            dropped_for_lanes: off.dropped,
             moved: 0,
             last_pass_unproven: false,
             lanes_pass: false,

@@ -288,6 +288,23 @@ fn lanes(routed: &crate::session::Routed) -> Sl2VlTables {
     routed.qos.as_ref().unwrap().tables().clone()
 }
 
+/// Entries a first pass drops although the held and the target tables agree on them.
+fn unchanged_dropped(
+    held: &ForwardingTables,
+    first: &ForwardingTables,
+    target: &ForwardingTables,
+) -> usize {
+    held.switches()
+        .iter()
+        .map(|&s| {
+            let (h, f, t) = (held.table(s), first.table(s), target.table(s));
+            (0..h.len())
+                .filter(|&lid| h[lid] != NO_PORT && f[lid] == NO_PORT && h[lid] == t[lid])
+                .count()
+        })
+        .sum()
+}
+
 /// Follows a change as a subnet manager writes it with [`stage_with_proof`]: each pass staged
 /// afresh from what the switches hold and the lanes the ports hold, until the tables are
 /// `target` with `new_lanes`. Every pass is checked: loop-free by brute force over every
@@ -310,6 +327,14 @@ fn follow(
         let staging = stage_with_proof(f, &lids, &tables, target, &lanes, new_lanes, true);
         working += staging.dropped_working;
         moved += staging.moved;
+        if let Some(first) = staging.first_pass.as_ref().filter(|_| !staging.lanes_pass) {
+            assert_eq!(
+                staging.dropped_for_lanes,
+                unchanged_dropped(&tables, first, target),
+                "{what}: pass {passes}: the unchanged entries dropped"
+            );
+            assert!(staging.dropped - staging.dropped_for_lanes <= staging.changed);
+        }
         let (next, next_lanes) = match &staging.first_pass {
             Some(first) if staging.lanes_pass => (first.clone(), new_lanes.clone()),
             Some(first) => (first.clone(), lanes.clone()),
