@@ -142,6 +142,14 @@ pub struct RepairBase {
     pub(super) mlfm: Option<Arc<DetectedMlfm>>,
 }
 
+impl RepairBase {
+    /// The deadlock-free routing repaired from: its tables, path SLs, SL-to-VL tables and
+    /// the scheme's outcome.
+    pub fn routing(&self) -> &DeadlockFree {
+        &self.done
+    }
+}
+
 /// A repair's outcome, for the log.
 #[derive(Debug, Clone)]
 pub struct Repair {

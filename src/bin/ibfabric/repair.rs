@@ -6,18 +6,17 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use ibfabric::Fabric;
-use ibfabric::deadlock::{
-    DeadlockFree, Scheme, Shortage, repair_deadlock_free, route_deadlock_free,
-};
-use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::repair::{FabricChanges, target_paths};
-use ibfabric::routing::{LidTable, RoutingConfig, assign_lids};
+use ibfabric::deadlock::DeadlockFree;
+use ibfabric::routing::repair::target_paths;
+use ibfabric::routing::{RoutingConfig, assign_lids};
+use ibfabric::session::{self, DeadlockSettings, Repair};
 
 use crate::source::load_fabric;
 
-/// Routes `previous` (a fabric source) with `schemes`, repairs it for `fabric` and returns the
-/// repaired routing with a line on what changed: the switch pairs that lost disjoint paths,
-/// the disjoint repair's budget, the routes changed (the churn last).
+/// Routes `previous` (a fabric source) as `deadlock` says, repairs it for `fabric` as the
+/// plugin's session does and returns the repaired routing with a line on what changed: the
+/// switch pairs that lost disjoint paths, the disjoint repair's budget, the routes changed
+/// (the churn last).
 ///
 /// # Errors
 /// Unreadable sources, LIDs that differ between the two fabrics, or a scheme other than lanes
@@ -26,7 +25,7 @@ pub fn route_and_repair(
     previous: &str,
     fabric: &Fabric,
     config: &RoutingConfig,
-    schemes: &[Scheme],
+    deadlock: &DeadlockSettings,
     node_name_map: Option<&Path>,
 ) -> anyhow::Result<(DeadlockFree, String)> {
     let mut before = load_fabric(previous, node_name_map)?;
@@ -53,42 +52,27 @@ pub fn route_and_repair(
             }
         }
     }
-    let before_lids = LidTable::from_fabric(&before).with_context(|| previous.to_string())?;
-    let before_graph = RoutingGraph::new(&before);
-    let done = route_deadlock_free(
-        &before,
-        &before_lids,
-        &before_graph,
-        config,
-        schemes,
-        Shortage::Fail,
-    )
-    .with_context(|| format!("routing {previous}"))?;
-    let lids = LidTable::from_fabric(fabric)?;
-    let graph = RoutingGraph::new(fabric);
-    let changes = FabricChanges::between(&before, &before_graph, fabric, &graph);
-    let scheme = schemes
-        .iter()
-        .find(|s| matches!(s, Scheme::PortPair(_)))
-        .context("--repair-from needs lanes by port pair (--deadlock auto or port-pair)")?;
-    let (repaired, report) = repair_deadlock_free(
-        fabric,
-        &lids,
-        &graph,
-        &done,
-        &before_graph,
-        &changes.old_of,
-        config,
-        scheme,
-    )
-    .context("--repair-from needs lanes by port pair (--deadlock auto or port-pair)")??;
-    let FabricChanges {
+    let full =
+        session::route(before, config, deadlock).with_context(|| format!("routing {previous}"))?;
+    let needs_port_pair = "--repair-from needs lanes by port pair (--deadlock auto or port-pair)";
+    let repaired =
+        session::repair(&full, fabric.clone(), config, deadlock, true)?.context(needs_port_pair)?;
+    let (Some(base), Some(repair)) = (&repaired.base, &repaired.repair) else {
+        bail!(needs_port_pair);
+    };
+    Ok((base.routing().clone(), repair_line(previous, repair)))
+}
+
+/// What the repair from `previous` changed, in one line.
+fn repair_line(previous: &str, repair: &Repair) -> String {
+    let Repair {
         lost_cables,
         lost_switches,
         gained_cables,
         gained_switches,
-        ..
-    } = changes;
+        layers,
+        report,
+    } = repair;
     let mut line = format!(
         "repaired from {previous}: {lost_cables} cables and {lost_switches} switches lost, \
          {gained_cables} cables and {gained_switches} switches gained (routed in); {} \
@@ -98,7 +82,7 @@ pub fn route_and_repair(
          had to (churn {:.2})",
         report.degraded,
         report.below_target,
-        target_paths(repaired.layers),
+        target_paths(*layers),
         report.spent,
         report.budget,
         report.changed,
@@ -108,5 +92,5 @@ pub fn route_and_repair(
     if let Some(why) = &report.full_routing {
         line += &format!("; routed in full: {why}");
     }
-    Ok((repaired, line))
+    line
 }

@@ -18,7 +18,7 @@ use ibfabric::options::{
 };
 use ibfabric::routing::graph::RoutingGraph;
 use ibfabric::routing::{LidTable, assign_lids};
-use ibfabric::session::{Layout, layout};
+use ibfabric::session::{DeadlockSettings, Layout, layout};
 
 use crate::source::load_fabric;
 
@@ -128,13 +128,18 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
         Some(_) => "routing layers and assigning VLs",
     });
     let (lids, tables, deadlock_free) = match args.deadlock.scheme_choice() {
-        Some(choice) if args.repair_from.is_some() => {
+        Some(_) if args.repair_from.is_some() => {
             let previous = args.repair_from.as_deref().unwrap_or_default();
+            let settings = DeadlockSettings {
+                mode: args.deadlock,
+                vls: args.vls,
+                shortage: args.on_vl_shortage.into(),
+            };
             let (done, line) = crate::repair::route_and_repair(
                 previous,
                 &fabric,
                 &config,
-                &choice.schemes(args.vls),
+                &settings,
                 args.node_name_map.as_deref(),
             )?;
             repair_line = Some(line);
