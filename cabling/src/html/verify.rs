@@ -311,7 +311,7 @@ fn summary(out: &mut String, marked: &Marked, racks: &[usize], sheets: usize) {
     out.push_str(
         "<h2>Progress per rack</h2>\n<table class=\"narrow\" id=\"progress\">\n<thead><tr>\
          <th>Rack</th><th class=\"n\">Verified</th><th class=\"n\">Expected</th><th></th>\
-         <th class=\"n\">Not yet verifiable</th><th class=\"n\">Ends to fix</th><th>Sheet</th></tr></thead>\n<tbody>\n",
+         <th class=\"n\">Not yet verifiable</th><th class=\"n\">Ends not as planned</th><th>Sheet</th></tr></thead>\n<tbody>\n",
     );
     for p in &v.progress {
         let name = Escaped(&plan.racks[p.rack].name);
