@@ -3,14 +3,16 @@
 //! under ibsim loads the INSTALLED plugin with the two opensm.conf lines the README gives, and
 //! `dpkg -r` removes it all but the conffile an admin may have edited.
 //!
-//! Part of the normal run (as root, like the rest of the set-up): building the package
-//! compiles the release binaries (minutes), and the test installs into the system and purges
-//! the package at the end.
+//! Part of the normal run (as root, like the rest of the set-up): the test packages the `dev`
+//! build (`bash .ci/package --profile dev`, the binaries the rest of the suite runs: a release
+//! build would compile everything a second time, minutes on 2 cores, for a package whose layout
+//! is the same), installs it into the system and purges it at the end.
 
 use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::PoisonError;
 
 use common::plugin::LAYERED_USED;
 use common::{Ibsim, OpenSm, OpenSmOptions};
@@ -60,7 +62,13 @@ impl Drop for Restore {
 }
 
 fn package_file() -> PathBuf {
-    succeeds("bash", &[".ci/package"]);
+    {
+        // The package's plugin (no `debug-fault`) and the other tests' share the file.
+        let _building = common::SHARED_ARTIFACTS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        succeeds("bash", &[".ci/package", "--profile", "dev"]);
+    }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/debian");
     let version = env!("CARGO_PKG_VERSION");
     std::fs::read_dir(&dir)

@@ -31,6 +31,12 @@ pub fn generated(spec: &str) -> ibfabric::Fabric {
         .expect("valid parameters")
 }
 
+/// Held by a test while a cargo build writes an artifact that another build of this process
+/// writes too, until the test has copied what it needs: the plugin built with the `debug-fault`
+/// feature ([`plugin::plugin_dir`]) and without it (`package`'s `.ci/package --profile dev`)
+/// are both `target/<profile>/libosmlayered.so`.
+pub static SHARED_ARTIFACTS: Mutex<()> = Mutex::new(());
+
 /// Builds the workspace package `package` with the cargo, target dir and profile this test runs
 /// under (its library or binary is not built for the root package's tests otherwise); returns
 /// the profile's directory (`target/<profile>`), where the artifacts are.
@@ -39,6 +45,12 @@ pub fn build_package(package: &str) -> PathBuf {
 }
 
 /// As [`build_package`], with the package's cargo `features` on.
+///
+/// The root package is built in the same command, so that cargo unifies the features of the
+/// libraries both use as `cargo test --workspace` did (the root library with its `cli`
+/// feature, which adds the command-line module only) and reuses that build: the plugin built
+/// alone would compile the root library and its dependencies again without it, a minute and a
+/// half of CPU in every test run.
 pub fn build_package_with_features(package: &str, features: &[&str]) -> PathBuf {
     // target/<profile>/deps/<test>-HASH
     let exe = std::env::current_exe().expect("test executable");
@@ -54,8 +66,12 @@ pub fn build_package_with_features(package: &str, features: &[&str]) -> PathBuf 
         .to_string();
     let target_dir = profile_dir.parent().expect("target dir");
     let mut cmd = Command::new(env!("CARGO"));
-    cmd.args(["build", "--quiet", "-p", package])
-        .args(features.iter().flat_map(|f| ["--features", f]))
+    cmd.args(["build", "--quiet", "-p", "ibfabric", "-p", package])
+        .args(
+            features
+                .iter()
+                .flat_map(|f| ["--features".to_string(), format!("{package}/{f}")]),
+        )
         .env("CARGO_TARGET_DIR", target_dir)
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     match profile.as_str() {

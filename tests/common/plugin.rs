@@ -3,7 +3,7 @@
 //! routes in (so a test can compute the same routing with the core).
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use ibfabric::Fabric;
@@ -31,6 +31,9 @@ pub const MINHOP_USED: &str = "minhop tables configured on all switches";
 pub fn plugin_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
+        let _building = super::SHARED_ARTIFACTS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let profile_dir = super::build_package_with_features("opensm-layered", &["debug-fault"]);
         let dir = profile_dir.join("osmlayered-plugin");
         std::fs::create_dir_all(&dir).unwrap();
@@ -125,11 +128,35 @@ pub fn plugin_config(sim: &Ibsim, name: &str, text: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
-/// Waits until OpenSM has configured the layered engine's tables more than `before` times and
-/// then kept quiet for a few seconds (one fault can take several sweeps, and a staged change
-/// two passes: no drop pass may wait for its next one); returns the count.
+/// Waits until OpenSM has configured the layered engine's tables more than `before` times,
+/// finished that sweep (its dumps written) and then kept quiet for a while (one fault can take
+/// several sweeps, and a staged change two passes: no drop pass may wait for its next one);
+/// returns the count.
 pub fn wait_settled(sm: &OpenSm, before: usize) -> usize {
     wait_configured(sm, before, LAYERED_USED, Duration::from_secs(120))
+}
+
+/// How long OpenSM must stay quiet after the end of a sweep that configured tables before the
+/// routing counts as settled: no further sweep configured tables in that time. A sweep OpenSM
+/// starts at once after another (a trap that came during it, or a next pass) configures its
+/// tables within about a second of its start on Slim Fly q = 7 under ibsim (discovery, routing
+/// and the LFT writes), a few seconds on a loaded machine.
+const QUIET_AFTER_SWEEP: Duration = Duration::from_secs(2);
+
+/// OpenSM's lines at the end of a heavy sweep: the subnet up, or not (errors while
+/// configuring it). OpenSM writes its dumps (`-D 0x43`: `opensm-lfts.dump`, ...) just before
+/// the first, so a sweep that ended has its dumps in place.
+const SWEEP_ENDS: [&str; 2] = [super::SUBNET_UP, "ERRORS DURING INITIALIZATION"];
+
+/// Whether the last sweep in `log` that configured tables (`configured`) has ended.
+fn last_configuring_sweep_ended(log: &str, configured: &str) -> bool {
+    let Some(configured_at) = log.rfind(configured) else {
+        return false;
+    };
+    SWEEP_ENDS
+        .iter()
+        .filter_map(|end| log.rfind(end))
+        .any(|ended_at| ended_at > configured_at)
 }
 
 /// Whether a staged change in `log` has a pass still to come: a drop or lanes pass whose
@@ -151,30 +178,29 @@ fn next_pass_due(log: &str) -> bool {
 /// As [`wait_settled`], counting OpenSM's log lines `configured` (another engine's "... tables
 /// configured on all switches"), for at most `within`.
 pub fn wait_configured(sm: &OpenSm, before: usize, configured: &str, within: Duration) -> usize {
-    let count = |sm: &OpenSm| sm.log().matches(configured).count();
     let deadline = Instant::now() + within;
-    let mut last = count(sm);
+    let mut last = (0, false);
     let mut quiet_since = Instant::now();
     loop {
         std::thread::sleep(Duration::from_millis(250));
-        let now = count(sm);
-        if now != last {
+        let log = sm.log();
+        let now = (
+            log.matches(configured).count(),
+            last_configuring_sweep_ended(&log, configured),
+        );
+        // A new routing, the end of its sweep, or a pass still to come: not quiet yet.
+        if now != last || next_pass_due(&log) {
             last = now;
             quiet_since = Instant::now();
         }
-        let log = sm.log();
-        if next_pass_due(&log) {
-            quiet_since = Instant::now();
-        }
-        if last > before && quiet_since.elapsed() > Duration::from_secs(4) {
-            // Let the dumps of the last sweep land.
-            std::thread::sleep(Duration::from_secs(1));
-            return last;
+        let (count, ended) = last;
+        if count > before && ended && quiet_since.elapsed() > QUIET_AFTER_SWEEP {
+            return count;
         }
         assert!(
             Instant::now() < deadline,
-            "no settled routing after {before} (now {last}):\n{}",
-            sm.log()
+            "no settled routing after {before} (now {count}, its sweep {}):\n{log}",
+            if ended { "ended" } else { "not ended" }
         );
     }
 }
