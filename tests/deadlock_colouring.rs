@@ -5,7 +5,9 @@
 //!
 //! Layer counts: 1, 2, 4 and 8 wherever the LIDs fit in IB's 49151 unicast LIDs — all four up
 //! to q = 13; q = 16, 17, 19 up to 4 layers; q = 23 and 25 up to 2; q = 27 only 1 (8 layers
-//! would need 8 × 30618 endpoint LIDs).
+//! would need 8 × 30618 endpoint LIDs). The most layers of q = 19, 23 and 25 are left to
+//! `cargo bench --bench deadlock -- colouring`, which asserts the same in release
+//! ([`slim_flies_up_to_q27`]).
 
 use crate::common;
 

@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use ibfabric::deadlock::colour_graph::{ColouringEffort, colour};
-use ibfabric::deadlock::colouring::ColouringConfig;
+use ibfabric::deadlock::colouring::{ColouringConfig, MAX_HOPS};
 use ibfabric::deadlock::{
     DfssspConfig, VerifyOptions, VlSearch, assign_vls, colouring_scheme, verify,
 };
@@ -158,6 +158,14 @@ fn colouring(filter: Option<&str>) {
         let started = Instant::now();
         let scheme = colouring_scheme(&fabric, &lids, &tables, &config).expect("colouring fits");
         let scheme_time = started.elapsed().saturating_sub(colour_time);
+        // What tests/deadlock_colouring.rs asserts, for the rows it leaves to this benchmark.
+        assert!(scheme.colouring.count <= config.colour_sls.len(), "{spec}");
+        assert!(
+            scheme.max_hops <= MAX_HOPS,
+            "{spec}: {} hops",
+            scheme.max_hops
+        );
+        assert_eq!(scheme.broken.count, 0, "{spec}");
         let started = Instant::now();
         let sl2vl = scheme.sl2vl(&fabric);
         let sl2vl_time = started.elapsed();
@@ -172,6 +180,11 @@ fn colouring(filter: Option<&str>) {
         );
         let verify_time = started.elapsed();
         assert!(v.is_deadlock_free(), "{spec}: {v}");
+        assert_eq!(
+            v.vls,
+            (0..8).collect::<Vec<u8>>(),
+            "{spec}: all 8 VLs in use"
+        );
         println!(
             "| {spec} | {layers} | {} | {dsatur} → {} | {} | {} | {} | {} |",
             graph.len(),

@@ -41,7 +41,11 @@ pub(crate) use acceptance_set;
 
 /// Slim Flies q = 3 to 27 with the layer counts among 1, 2, 4 and 8 whose LIDs fit in IB's
 /// 49151 unicast LIDs: all four up to q = 13; q = 16, 17, 19 up to 4 layers; q = 23 and 25 up
-/// to 2; q = 27 only 1 (8 layers would need 8 × 30618 endpoint LIDs).
+/// to 2; q = 27 only 1 (8 layers would need 8 × 30618 endpoint LIDs) — but for the most layers
+/// of q = 19, 23 and 25. Routing those at the tests' `opt-level = 1` took 35–69 s each beside
+/// the other tests, a sixth of the suite's CPU, and proves nothing their fewer layers and the
+/// smaller fabrics' do not: `cargo bench --bench deadlock -- colouring` routes and checks them
+/// (and q = 27) in release with the same assertions.
 ///
 /// Calls `$then! { name q [layers, ...], ... }`.
 macro_rules! slim_flies_up_to_q27 {
@@ -57,9 +61,9 @@ macro_rules! slim_flies_up_to_q27 {
             q13 13 [1, 2, 4, 8],
             q16 16 [1, 2, 4],
             q17 17 [1, 2, 4],
-            q19 19 [1, 2, 4],
-            q23 23 [1, 2],
-            q25 25 [1, 2],
+            q19 19 [1, 2],
+            q23 23 [1],
+            q25 25 [1],
             q27 27 [1],
         }
     };
