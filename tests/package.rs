@@ -12,7 +12,6 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::PoisonError;
 
 use common::plugin::LAYERED_USED;
 use common::{Ibsim, OpenSm, OpenSmOptions};
@@ -64,9 +63,7 @@ impl Drop for Restore {
 fn package_file() -> PathBuf {
     {
         // The package's plugin (no `debug-fault`) and the other tests' share the file.
-        let _building = common::SHARED_ARTIFACTS
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let _building = common::building_shared_artifacts();
         succeeds("bash", &[".ci/package", "--profile", "dev"]);
     }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/debian");

@@ -31,11 +31,17 @@ pub fn generated(spec: &str) -> ibfabric::Fabric {
         .expect("valid parameters")
 }
 
-/// Held by a test while a cargo build writes an artifact that another build of this process
-/// writes too, until the test has copied what it needs: the plugin built with the `debug-fault`
+/// To hold while a cargo build writes an artifact that another build of this process writes
+/// too, until the test has copied what it needs: the plugin built with the `debug-fault`
 /// feature ([`plugin::plugin_dir`]) and without it (`package`'s `.ci/package --profile dev`)
-/// are both `target/<profile>/libosmlayered.so`.
-pub static SHARED_ARTIFACTS: Mutex<()> = Mutex::new(());
+/// are both `target/<profile>/libosmlayered.so`. A test that panicked while holding it left
+/// nothing half-copied that the next one reads, so a poisoned lock is taken as it is.
+pub fn building_shared_artifacts() -> std::sync::MutexGuard<'static, ()> {
+    static SHARED_ARTIFACTS: Mutex<()> = Mutex::new(());
+    SHARED_ARTIFACTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Builds the workspace package `package` with the cargo, target dir and profile this test runs
 /// under (its library or binary is not built for the root package's tests otherwise); returns

@@ -3,7 +3,7 @@
 //! routes in (so a test can compute the same routing with the core).
 
 use std::path::PathBuf;
-use std::sync::{OnceLock, PoisonError};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use ibfabric::Fabric;
@@ -31,9 +31,7 @@ pub const MINHOP_USED: &str = "minhop tables configured on all switches";
 pub fn plugin_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let _building = super::SHARED_ARTIFACTS
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let _building = super::building_shared_artifacts();
         let profile_dir = super::build_package_with_features("opensm-layered", &["debug-fault"]);
         let dir = profile_dir.join("osmlayered-plugin");
         std::fs::create_dir_all(&dir).unwrap();

@@ -127,14 +127,14 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
         None => "routing layers",
         Some(_) => "routing layers and assigning VLs",
     });
+    let settings = DeadlockSettings {
+        mode: args.deadlock,
+        vls: args.vls,
+        shortage: args.on_vl_shortage.into(),
+    };
     let (lids, tables, deadlock_free) = match args.deadlock.scheme_choice() {
         Some(_) if args.repair_from.is_some() => {
             let previous = args.repair_from.as_deref().unwrap_or_default();
-            let settings = DeadlockSettings {
-                mode: args.deadlock,
-                vls: args.vls,
-                shortage: args.on_vl_shortage.into(),
-            };
             let (done, line) = crate::repair::route_and_repair(
                 previous,
                 &fabric,
@@ -147,20 +147,18 @@ pub fn run(args: RouteArgs) -> anyhow::Result<ExitCode> {
             let tables = done.tables.clone();
             (lids, tables, Some(done))
         }
-        choice => {
+        _ => {
             // The dispatch the plugin's routing session makes too.
             let lids = LidTable::from_fabric(&fabric)?;
             let graph = RoutingGraph::new(&fabric);
-            let schemes = choice.map_or_else(Vec::new, |c| c.schemes(args.vls));
-            let shortage = args.on_vl_shortage.into();
             match layout(
                 &fabric,
                 &lids,
                 &graph,
                 &config,
                 mlfm.as_ref(),
-                &schemes,
-                shortage,
+                &settings.schemes(),
+                settings.shortage,
             )? {
                 Layout::Plain { tables, .. } => (lids, tables, None),
                 Layout::DeadlockFree(done) => {
