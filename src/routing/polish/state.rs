@@ -61,6 +61,9 @@ pub(super) struct State<'a> {
     /// Move evaluations spent, and the most the search may spend.
     pub(super) work: u64,
     pub(super) budget: u64,
+    /// The percentage of `budget` the first compound moves may spend while the maximum load is
+    /// over the cap (see [`super::EJECTION_PERCENT_OVER_CAP`]).
+    pub(super) ejection_percent: u64,
     /// One layer's tree into one destination, for the (layer, destination) in `tree_key`
     /// (`None`: not current), and the least room (allowed hops − hops) in each switch's
     /// subtree of it.
@@ -134,6 +137,7 @@ impl<'a> State<'a> {
             below,
             work: 0,
             budget,
+            ejection_percent: super::EJECTION_PERCENT_OVER_CAP,
             tree: Tree::default(),
             tree_key: None,
             slack: Vec::new(),
