@@ -64,6 +64,20 @@ fn passes(text: &str, outcome: Outcome) -> f64 {
     )
 }
 
+/// The SL-to-VL counters are the sums of the sweep log's counts.
+fn assert_sl2vl_sums(text: &str, records: &[SweepRecord]) {
+    let tables = records.iter().filter_map(|r| r.sl2vl_tables);
+    let (sent, asked) = tables.fold((0, 0), |(s, a), t| (s + t.sent, a + t.asked));
+    assert_eq!(
+        sample(text, "opensm_layered_sl2vl_tables_sent_total"),
+        sent as f64
+    );
+    assert_eq!(
+        sample(text, "opensm_layered_sl2vl_tables_asked_total"),
+        asked as f64
+    );
+}
+
 #[test]
 fn plugin_metrics_file_follows_the_sweep_log_through_a_cable_loss() {
     let spec = "slimfly:q=5".parse().unwrap();
@@ -106,6 +120,13 @@ fn plugin_metrics_file_follows_the_sweep_log_through_a_cable_loss() {
         .count();
     assert_eq!(passes(&text, Outcome::Routed), routed as f64);
     assert!(routed >= 1, "{records:?}");
+    // OpenSM asks for the SL-to-VL tables after the first routing and sends those the ports
+    // do not hold yet (all of the lanes' rows are new to a fresh fabric's switches).
+    let first = records.iter().find(|r| r.outcome == Outcome::Routed);
+    let tables = first.and_then(|r| r.sl2vl_tables);
+    let tables = tables.unwrap_or_else(|| panic!("no SL-to-VL tables: {records:?}"));
+    assert!(0 < tables.sent && tables.sent <= tables.asked, "{tables:?}");
+    assert_sl2vl_sums(&text, &records);
     assert_eq!(
         sample(
             &text,
@@ -174,6 +195,7 @@ fn plugin_metrics_file_follows_the_sweep_log_through_a_cable_loss() {
         sample(&after, "opensm_layered_last_pass_timestamp_seconds")
             > sample(&text, "opensm_layered_last_pass_timestamp_seconds")
     );
+    assert_sl2vl_sums(&after, &records);
     // The cut cable is the one the cabling check misses.
     assert_eq!(
         sample(

@@ -25,7 +25,7 @@ use crate::pass::write_pass;
 use crate::plugin::{Daemon, Plugin, unpoisoned};
 use crate::qos::packed;
 use crate::sweep::compute;
-use crate::sweep_log::{SweepRecord, now};
+use crate::sweep_log::{Sl2VlCount, SweepRecord, now};
 use crate::{logger, mft, sl2vl};
 
 /// The routing engine name for `routing_engine` in opensm.conf.
@@ -140,6 +140,7 @@ extern "C" fn report(plugin: *mut c_void, event: osm_epi_event_id_t, _data: *mut
             log::info!(
                 "SL-to-VL tables: {sent} of {asked} sent (the others held their rows already)"
             );
+            plugin.log_sl2vl(Sl2VlCount { sent, asked });
         }
         let Some(drain) = unpoisoned(plugin.next_pass_after.lock()).take() else {
             return;

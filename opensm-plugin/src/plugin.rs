@@ -17,7 +17,7 @@ use crate::metrics::MetricsFile;
 use crate::multicast::{Groups, MemberRecord, Programmed};
 use crate::sent::SentTables;
 use crate::subnet::NodeRecord;
-use crate::sweep_log::{self, SweepRecord};
+use crate::sweep_log::{self, Sl2VlCount, Sl2VlLine, SweepRecord};
 
 /// The daemon's `osm_opensm_t`, as OpenSM passed it to `create`.
 #[derive(Clone, Copy)]
@@ -188,6 +188,21 @@ impl Plugin {
         }
         let mut metrics = unpoisoned(self.metrics.lock());
         metrics.metrics.observe(record);
+        metrics.write();
+    }
+
+    /// Records the SL-to-VL tables OpenSM asked for and sent after the last routing pass: a line
+    /// after its record in the sweep log, and the metrics' sums.
+    pub(crate) fn log_sl2vl(&self, tables: Sl2VlCount) {
+        if let Some(path) = &*unpoisoned(self.sweep_log.lock()) {
+            let line = Sl2VlLine {
+                time: sweep_log::now(),
+                sl2vl_tables: tables,
+            };
+            sweep_log::append_line(path, &line.line());
+        }
+        let mut metrics = unpoisoned(self.metrics.lock());
+        metrics.metrics.observe_sl2vl(tables);
         metrics.write();
     }
 

@@ -10,7 +10,9 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 // The record is the core's, so that `ibfabric metrics --sweep-log` reads what is written here.
-pub use ibfabric::session::sweep_record::{CablingCheck, Outcome, SweepRecord};
+pub use ibfabric::session::sweep_record::{
+    CablingCheck, Outcome, Sl2VlCount, Sl2VlLine, SweepRecord,
+};
 
 /// Seconds since the Unix epoch, for a record's `time`.
 pub fn now() -> f64 {
@@ -22,11 +24,16 @@ pub fn now() -> f64 {
 /// Appends `record` to the file at `path` (created if missing). A file that cannot be written
 /// costs a warning, never the routing.
 pub fn append(path: &Path, record: &SweepRecord) {
+    append_line(path, &record.line());
+}
+
+/// Appends `line` (newline included) to the file at `path`, as [`append`].
+pub fn append_line(path: &Path, line: &str) {
     let written = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
-        .and_then(|mut file| file.write_all(record.line().as_bytes()));
+        .and_then(|mut file| file.write_all(line.as_bytes()));
     if let Err(e) = written {
         log::warn!("sweep_log {}: cannot append: {e}", path.display());
     }

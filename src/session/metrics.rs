@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use crate::deadlock::Guarantee;
 
-use super::sweep_record::{Outcome, PassKind, SweepRecord};
+use super::sweep_record::{Outcome, PassKind, Sl2VlCount, SweepRecord};
 
 /// Prometheus metric kinds used here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +99,14 @@ const DROPPED_WORKING_TOTAL: Family = counter(
 const LFT_BLOCKS_TOTAL: Family = counter(
     "opensm_layered_lft_blocks_total",
     "64-entry LFT blocks the passes of staged changes differed in from the switches' confirmed tables (the SubnSet MADs sent), summed.",
+);
+const SL2VL_SENT_TOTAL: Family = counter(
+    "opensm_layered_sl2vl_tables_sent_total",
+    "SL-to-VL tables OpenSM sent after the routing passes because the port held another row (the SubnSet MADs), summed.",
+);
+const SL2VL_ASKED_TOTAL: Family = counter(
+    "opensm_layered_sl2vl_tables_asked_total",
+    "SL-to-VL tables OpenSM asked the plugin for after the routing passes (one per switch port pair and end port), summed.",
 );
 const LAST_TIME: Family = gauge(
     "opensm_layered_last_pass_timestamp_seconds",
@@ -195,6 +203,8 @@ pub const FAMILIES: &[Family] = &[
     STAGED_PASSES,
     DROPPED_WORKING_TOTAL,
     LFT_BLOCKS_TOTAL,
+    SL2VL_SENT_TOTAL,
+    SL2VL_ASKED_TOTAL,
     LAST_TIME,
     LAST_DURATION,
     LAST_CORE_DURATION,
@@ -254,6 +264,8 @@ pub struct SweepMetrics {
     staged: Option<[u64; PassKind::ALL.len()]>,
     dropped_working: u64,
     lft_blocks: u64,
+    /// SL-to-VL tables sent and asked for; `None` before the first count.
+    sl2vl: Option<Sl2VlCount>,
     /// The last pass.
     last: Option<SweepRecord>,
     /// The last pass that wrote tables: the routing in force.
@@ -303,6 +315,9 @@ impl SweepMetrics {
             self.dropped_working += pass.dropped_working as u64;
             self.lft_blocks += pass.blocks as u64;
         }
+        if let Some(tables) = record.sl2vl_tables {
+            self.observe_sl2vl(tables);
+        }
         if let (Some(planned), Some(as_planned)) = (record.cables_planned, record.cables_as_planned)
         {
             self.cabling = Some((record.time, planned, as_planned));
@@ -311,6 +326,15 @@ impl SweepMetrics {
             self.in_force = Some(record.clone());
         }
         self.last = Some(record.clone());
+    }
+
+    /// Counts the SL-to-VL tables of the last pass, which follow its record (an
+    /// [`Sl2VlLine`](super::sweep_record::Sl2VlLine)): the same sums as when
+    /// [`parse_sweep_log`](super::sweep_record::parse_sweep_log) attaches them to the record.
+    pub fn observe_sl2vl(&mut self, tables: Sl2VlCount) {
+        let sum = self.sl2vl.get_or_insert(Sl2VlCount { sent: 0, asked: 0 });
+        sum.sent += tables.sent;
+        sum.asked += tables.asked;
     }
 
     /// Passes seen with `outcome`.
@@ -350,6 +374,10 @@ impl SweepMetrics {
             out.family(&STAGED_PASSES, &kinds);
             out.one(&DROPPED_WORKING_TOTAL, self.dropped_working as f64);
             out.one(&LFT_BLOCKS_TOTAL, self.lft_blocks as f64);
+        }
+        if let Some(sl2vl) = self.sl2vl {
+            out.one(&SL2VL_SENT_TOTAL, sl2vl.sent as f64);
+            out.one(&SL2VL_ASKED_TOTAL, sl2vl.asked as f64);
         }
         if let Some(last) = &self.last {
             out.one(&LAST_TIME, last.time);

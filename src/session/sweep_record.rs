@@ -123,6 +123,39 @@ pub struct PassFigures {
     pub blocks: usize,
 }
 
+/// The SL-to-VL tables a subnet manager asked the routing engine for after a pass (one per
+/// switch port pair and end port, `update_sl2vl`), and those it sent because the port held
+/// another row: what the lanes cost on the wire, beside the LFT blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sl2VlCount {
+    /// Tables sent (SubnSet(SLtoVLMappingTable) MADs).
+    pub sent: u64,
+    /// Tables asked for.
+    pub asked: u64,
+}
+
+/// A line of the sweep log that completes the record before it: the SL-to-VL tables are
+/// programmed after the routing pass has been recorded (OpenSM sends them once the forwarding
+/// tables are written, and reports the routing done after), so their count follows on a line
+/// of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sl2VlLine {
+    /// Seconds since the Unix epoch.
+    pub time: f64,
+    /// The tables of the pass recorded on the line before.
+    pub sl2vl_tables: Sl2VlCount,
+}
+
+impl Sl2VlLine {
+    /// The line as JSON, newline included.
+    pub fn line(&self) -> String {
+        let mut line = serde_json::to_string(self).unwrap_or_default();
+        line.push('\n');
+        line
+    }
+}
+
 /// One line of the sweep log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRecord {
@@ -215,6 +248,10 @@ pub struct SweepRecord {
     /// With staged transitions: which pass of the change this was and what it wrote.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass: Option<PassFigures>,
+    /// The SL-to-VL tables of the pass, from the [`Sl2VlLine`] after it (never on the record's
+    /// own line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sl2vl_tables: Option<Sl2VlCount>,
 }
 
 /// The configuration name of the scheme that gave `outcome` (`deadlock:` of the plugin's
@@ -271,6 +308,7 @@ impl SweepRecord {
             cables_as_planned: None,
             error: None,
             pass: None,
+            sl2vl_tables: None,
         }
     }
 
@@ -305,6 +343,7 @@ impl SweepRecord {
             cables_as_planned: None,
             error: Some(error.to_string()),
             pass: None,
+            sl2vl_tables: None,
         }
     }
 
@@ -341,36 +380,53 @@ pub struct SweepLogError {
     pub message: String,
 }
 
-/// Every record of a sweep log's text, in order (blank lines skipped).
+/// Every record of a sweep log's text, in order (blank lines skipped), each with the SL-to-VL
+/// tables of the [`Sl2VlLine`] after it, if any (one before the first record, as in a log cut
+/// by rotation, is skipped).
 ///
 /// # Errors
-/// The first line that is not a sweep record (a JSON object with at least `time` and
-/// `outcome`), with its number.
+/// The first line that is neither a sweep record (a JSON object with at least `time` and
+/// `outcome`) nor an [`Sl2VlLine`], with its number.
 pub fn parse_sweep_log(text: &str) -> Result<Vec<SweepRecord>, SweepLogError> {
-    text.lines()
+    let mut records: Vec<SweepRecord> = Vec::new();
+    for (i, l) in text
+        .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str::<SweepRecord>(l).map_err(|e| {
-                // serde_json says where in the text it read (always line 1 of one line): the
-                // column is what helps.
-                let full = e.to_string();
-                let what = full
-                    .rsplit_once(" at line ")
-                    .map_or(full.as_str(), |(w, _)| w);
-                SweepLogError {
-                    line: i + 1,
-                    message: format!(
-                        "not a sweep record ({what}, column {}); expected one JSON object per \
-                         line with at least \"time\" (seconds since the epoch) and \"outcome\" \
-                         (one of {})",
-                        e.column(),
-                        Outcome::ALL.map(Outcome::name).join(", ")
-                    ),
+    {
+        match serde_json::from_str::<SweepRecord>(l) {
+            Ok(record) => records.push(record),
+            Err(e) => {
+                let Ok(tables) = serde_json::from_str::<Sl2VlLine>(l) else {
+                    return Err(not_a_record(i + 1, &e));
+                };
+                if let Some(last) = records.last_mut() {
+                    last.sl2vl_tables = Some(tables.sl2vl_tables);
                 }
-            })
-        })
-        .collect()
+            }
+        }
+    }
+    Ok(records)
+}
+
+/// The error for line `line`, which serde read as a record with `e`.
+fn not_a_record(line: usize, e: &serde_json::Error) -> SweepLogError {
+    // serde_json says where in the text it read (always line 1 of one line): the column is
+    // what helps.
+    let full = e.to_string();
+    let what = full
+        .rsplit_once(" at line ")
+        .map_or(full.as_str(), |(w, _)| w);
+    SweepLogError {
+        line,
+        message: format!(
+            "not a sweep record ({what}, column {}); expected one JSON object per line with at \
+             least \"time\" (seconds since the epoch) and \"outcome\" (one of {}), or \"time\" \
+             and \"sl2vl_tables\" after a record",
+            e.column(),
+            Outcome::ALL.map(Outcome::name).join(", ")
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -429,6 +485,33 @@ mod tests {
                 serde_json::Value::from(outcome.name())
             );
         }
+    }
+
+    /// A line of SL-to-VL tables completes the record before it; one before the first record
+    /// (a log cut by rotation) is skipped; one with other fields is not a line of the log.
+    #[test]
+    fn an_sl2vl_line_completes_the_record_before_it() {
+        let tables = |sent, asked| Sl2VlLine {
+            time: 0.0,
+            sl2vl_tables: Sl2VlCount { sent, asked },
+        };
+        let text = [
+            tables(1, 1).line(),
+            SweepRecord::failed("first", Duration::ZERO, 1.0).line(),
+            tables(7, 40).line(),
+            SweepRecord::failed("second", Duration::ZERO, 2.0).line(),
+        ]
+        .concat();
+        let records = parse_sweep_log(&text).unwrap();
+        let read: Vec<_> = records
+            .iter()
+            .map(|r| (r.error.as_deref(), r.sl2vl_tables))
+            .collect();
+        let expected = Some(Sl2VlCount { sent: 7, asked: 40 });
+        assert_eq!(read, [(Some("first"), expected), (Some("second"), None)]);
+        let other = "{\"time\": 1.0, \"sl2vl_tables\": {\"sent\": 1, \"asked\": 2}, \"x\": 1}";
+        let e = parse_sweep_log(other).unwrap_err();
+        assert!(e.message.contains("\"sl2vl_tables\" after a record"), "{e}");
     }
 
     #[test]

@@ -363,3 +363,39 @@ fn without_staged_passes_their_families_are_left_out() {
     assert!(!text.contains("opensm_layered_staged"), "{text}");
     assert!(!text.contains("opensm_layered_lft_blocks"), "{text}");
 }
+
+/// The SL-to-VL tables of a pass come on a line after its record: the sums are the same
+/// whether the plugin counts them as they come or `ibfabric metrics` reads the log, and the
+/// families are left out before any count.
+#[test]
+fn sl2vl_tables_are_summed_from_the_lines_after_their_records() {
+    use crate::session::sweep_record::{Sl2VlCount, Sl2VlLine, parse_sweep_log};
+    let passes = [
+        (record(Outcome::Routed, 1.0), Some((120, 400))),
+        (record(Outcome::Unchanged, 2.0), None),
+        (record(Outcome::Failed, 3.0), Some((0, 400))),
+        (record(Outcome::Repaired, 4.0), Some((9, 400))),
+    ];
+    let mut live = SweepMetrics::new();
+    let mut log = String::new();
+    for (r, tables) in &passes {
+        live.observe(r);
+        log.push_str(&r.line());
+        if let Some((sent, asked)) = *tables {
+            let tables = Sl2VlCount { sent, asked };
+            live.observe_sl2vl(tables);
+            let line = Sl2VlLine {
+                time: r.time + 0.5,
+                sl2vl_tables: tables,
+            };
+            log.push_str(&line.line());
+        }
+    }
+    let read = SweepMetrics::of(&parse_sweep_log(&log).unwrap()).render();
+    assert_eq!(read, live.render());
+    let s = samples(&read);
+    assert_eq!(s["opensm_layered_sl2vl_tables_sent_total"], 129.0);
+    assert_eq!(s["opensm_layered_sl2vl_tables_asked_total"], 1200.0);
+    let none = SweepMetrics::of(&[record(Outcome::Routed, 1.0)]).render();
+    assert!(!none.contains("opensm_layered_sl2vl"), "{none}");
+}
