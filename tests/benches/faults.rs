@@ -1,7 +1,8 @@
 //! Benchmark: the fault sequence on the real stack, side by side. Stock OpenSM 3.3.23 under
 //! ibsim (LMC 2, `qos TRUE`, daemon mode) routes a Slim Fly q = 7 with the layered plugin
 //! (default configuration) and with its own `minhop`, `dfsssp` and `nue`; the same seeded
-//! switch-to-switch cables are cut cumulatively (1, 2, 5, 10), then every cable of one switch.
+//! switch-to-switch cables are cut cumulatively (1, 2, 5, 10), then every cable of one switch,
+//! then everything is plugged back.
 //! After every step the fabric is read back (`ibnetdiscover`, `ibroute` of every switch,
 //! OpenSM's SL-to-VL dump) and judged:
 //!
@@ -21,6 +22,10 @@
 //! - **LFT blocks**: 64-entry blocks sent, from the plugin's log lines for staged passes (what
 //!   differed from the switches' confirmed tables), else the blocks that differ between the
 //!   read-backs before and after the step (OpenSM sends only those);
+//! - **SL-to-VL tables**: sent (of asked for), from the plugin's log lines after each pass
+//!   (OpenSM asks the plugin for every switch port pair's and end port's table and sends those
+//!   the port does not hold), else the tables that differ between the SL-to-VL dumps before
+//!   and after the step (what an engine without `update_sl2vl` makes OpenSM send at most);
 //! - **transition** (single-pass engines): the transition verifier on the read-backs before and
 //!   after the step, with every route on every SL: the destination LIDs some update order
 //!   loops, and whether every mixture is deadlock-free. A staged change is proven per pass by
@@ -107,8 +112,12 @@ fn run(engine: &str, spec: &str) {
     let sim = Ibsim::start(&ibsim::write_net(&generated));
     let sm = OpenSm::start(&sim, &options(engine, sim.dir()));
     let mut routings = settled(&sm, 0);
-    if let Some(ms) = routing_step_ms(&sm.log()) {
-        println!("| {engine} | first routing | | | | | {ms} ms | | | |");
+    let first = sm.log();
+    if let Some(ms) = routing_step_ms(&first) {
+        println!(
+            "| {engine} | first routing | | | | {} | | {ms} ms | | | |",
+            sl2vl_sent(&first).map_or(String::new(), |(sent, asked)| format!("{sent} of {asked}"))
+        );
     }
     let mut previous = ReadBack::read(&sim, &sm);
     let inter: Vec<&Link> = common::switch_cables(&generated);
@@ -123,9 +132,18 @@ fn run(engine: &str, spec: &str) {
         ("5 cables", 5),
         ("10 cables", 10),
         ("10 cables + 1 switch", 11),
+        ("everything back", 0),
     ] {
         let log_before = sm.log().len();
-        if cables == 11 {
+        if cables == 0 {
+            for l in &cut {
+                sim.console(&format!("Link {} {}", end(l.a), end(l.b)));
+            }
+            for (port, peer) in generated.neighbours(victim) {
+                let here = end(PortRef { node: victim, port });
+                sim.console(&format!("Link {here} {}", end(peer)));
+            }
+        } else if cables == 11 {
             for (port, _) in generated.neighbours(victim) {
                 sim.console(&format!("Unlink {}", end(PortRef { node: victim, port })));
             }
@@ -177,11 +195,19 @@ fn run(engine: &str, spec: &str) {
         } else {
             (staged_blocks.iter().sum(), "staged".to_string())
         };
+        let sl2vl = match sl2vl_sent(step_log) {
+            Some((sent, asked)) => format!("{sent} of {asked}"),
+            None => format!("{} differ", changed_sl2vl(&previous, &now)),
+        };
         println!(
-            "| {engine} | {step} | {} | {passes} | {blocks} | {transition} | {} | {changed} / {crossing} ({:.2}) | {} ({} layers) | {} |",
+            "| {engine} | {step} | {} | {passes} | {blocks} | {sl2vl} | {transition} | {} | {changed} / {crossing} ({}) | {} ({} layers) | {} |",
             time.map_or("—".into(), |t| format!("{:.0} ms", t * 1e3)),
             step_ms.map_or("—".into(), |t| format!("{t} ms")),
-            changed as f64 / crossing.max(1) as f64,
+            if crossing == 0 {
+                "no loss".to_string()
+            } else {
+                format!("{:.2}", changed as f64 / crossing as f64)
+            },
             if report.is_complete() { "yes" } else { "NO" },
             report.layers,
             if verdict.is_deadlock_free() {
@@ -192,6 +218,55 @@ fn run(engine: &str, spec: &str) {
         );
         previous = now;
     }
+}
+
+/// The SL-to-VL tables the plugin's log lines of `log` say OpenSM sent and asked for, summed
+/// (`SL-to-VL tables: S of A sent ...`); `None` without such a line.
+fn sl2vl_sent(log: &str) -> Option<(u64, u64)> {
+    let counts: Vec<(u64, u64)> = log
+        .lines()
+        .filter_map(|l| {
+            let rest = l.split_once("SL-to-VL tables: ")?.1;
+            let mut words = rest.split_whitespace();
+            let sent = words.next()?.parse().ok()?;
+            let asked = words.nth(1)?.parse().ok()?;
+            Some((sent, asked))
+        })
+        .collect();
+    (!counts.is_empty()).then(|| {
+        let sent = counts.iter().map(|c| c.0).sum();
+        (sent, counts.iter().map(|c| c.1).sum())
+    })
+}
+
+/// SL-to-VL tables (the port pairs of `after`'s switches, port 0 and ports with a cable, and
+/// its end ports) that differ between two read-backs.
+fn changed_sl2vl(before: &ReadBack, after: &ReadBack) -> usize {
+    let (_, old) = before.onto(&after.fabric);
+    let new = &after.sl2vl;
+    let switches: usize = after
+        .fabric
+        .switches()
+        .map(|s| {
+            // Port 0 and the ports with a cable: OpenSM programs no table of a port that is
+            // down.
+            let ports: Vec<u8> = (0..=after.fabric.node(s).num_ports())
+                .filter(|&port| port == 0 || after.fabric.peer(PortRef { node: s, port }).is_some())
+                .collect();
+            let pairs = ports
+                .iter()
+                .flat_map(|&i| ports.iter().map(move |&o| (i, o)));
+            pairs
+                .filter(|&(i, o)| old.switch_row(s, i, o) != new.switch_row(s, i, o))
+                .count()
+        })
+        .sum();
+    let ports = new
+        .ports()
+        .iter()
+        .filter(|(port, row)| old.port_row(*port) != row)
+        .count();
+    switches + ports
 }
 
 /// 64-entry LFT blocks that differ between two read-backs (over the switches of `after`).
@@ -222,9 +297,9 @@ fn main() {
     let spec = args.get(1).map_or("slimfly:q=7", String::as_str);
     println!("{spec}\n");
     println!(
-        "| engine | step | re-route time | passes | LFT blocks | transition | routing step | entries changed / had to (churn) | complete | every SL |"
+        "| engine | step | re-route time | passes | LFT blocks | SL-to-VL tables | transition | routing step | entries changed / had to (churn) | complete | every SL |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for engine in [
         "layered",
         "layered-unspared",
