@@ -15,6 +15,7 @@ use common::{Ibsim, OpenSm, SUBNET_UP};
 use ibfabric::Fabric;
 use ibfabric::io::ibsim;
 use ibfabric::routing::ForwardingTables;
+use ibfabric::session::sweep_record::parse_sweep_log;
 use ibfabric::session::{PassFigures, PassKind, SweepRecord};
 use ibfabric::topology::PortRef;
 use std::time::{Duration, Instant};
@@ -59,11 +60,7 @@ fn dropped(fabric: &Fabric, old: &ForwardingTables, new: &ForwardingTables) -> u
 }
 
 fn records(path: &std::path::Path) -> Vec<SweepRecord> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    parse_sweep_log(&std::fs::read_to_string(path).unwrap_or_default()).unwrap()
 }
 
 /// Makes the change `act` and reads back every pass of it: each pass a further one follows
