@@ -25,7 +25,7 @@ use crate::pass::write_pass;
 use crate::plugin::{Daemon, Plugin, unpoisoned};
 use crate::qos::packed;
 use crate::sweep::compute;
-use crate::sweep_log::{Sl2VlCount, SweepRecord, now};
+use crate::sweep_log::{SweepRecord, now};
 use crate::{logger, mft, sl2vl};
 
 /// The routing engine name for `routing_engine` in opensm.conf.
@@ -136,11 +136,13 @@ extern "C" fn report(plugin: *mut c_void, event: osm_epi_event_id_t, _data: *mut
         let plugin = unsafe { &*plugin.cast::<Plugin>() };
         // OpenSM programs the SL-to-VL tables after the routing and waits for them before it
         // reports the routing done (osm_state_mgr.c): the count is this pass's.
-        if let Some((sent, asked)) = plugin.sl2vl_wire.take() {
+        if let Some(count) = plugin.sl2vl_wire.take() {
             log::info!(
-                "SL-to-VL tables: {sent} of {asked} sent (the others held their rows already)"
+                "SL-to-VL tables: {} of {} sent (the others held their rows already)",
+                count.sent,
+                count.asked
             );
-            plugin.log_sl2vl(Sl2VlCount { sent, asked });
+            plugin.log_sl2vl(count);
         }
         let Some(drain) = unpoisoned(plugin.next_pass_after.lock()).take() else {
             return;

@@ -101,10 +101,10 @@ impl Sl2VlWire {
 
     /// The tables sent and asked for since the last call, if any were asked for; starts
     /// counting afresh.
-    pub(crate) fn take(&self) -> Option<(u64, u64)> {
+    pub(crate) fn take(&self) -> Option<Sl2VlCount> {
         let asked = self.asked.swap(0, Ordering::Relaxed);
         let sent = self.sent.swap(0, Ordering::Relaxed);
-        (asked > 0).then_some((sent, asked))
+        (asked > 0).then_some(Sl2VlCount { sent, asked })
     }
 }
 
