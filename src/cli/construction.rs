@@ -29,6 +29,15 @@ pub enum Construction {
         #[arg(long)]
         n: u32,
     },
+    /// k-ary n-tree: the fat tree of n levels (three and more), k^(n−1) switches per level.
+    KaryNtree {
+        /// Arity k: hosts per leaf, down- and up-links per switch (2k ports).
+        #[arg(long)]
+        k: u32,
+        /// Levels n (3 for a three-level fat tree).
+        #[arg(long)]
+        n: u32,
+    },
     /// PolarFly (Erdős–Rényi polarity graph) for a prime power q.
     Polarfly {
         /// Field order q.
@@ -125,6 +134,7 @@ impl Construction {
             Construction::Slimfly { q, p } => TopologySpec::SlimFly { q, p },
             Construction::Mlfm { d } => TopologySpec::Mlfm { d },
             Construction::Lsft { n } => TopologySpec::Lsft { n },
+            Construction::KaryNtree { k, n } => TopologySpec::KaryNTree { k, n },
             Construction::Polarfly { q, p } => TopologySpec::PolarFly { q, p },
             Construction::Fattree {
                 leaves,

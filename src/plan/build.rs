@@ -87,7 +87,9 @@ pub fn plan_for(spec: &TopologySpec, options: &PlanOptions) -> Result<Plan, Buil
         TopologySpec::Mlfm { .. } => ("MLFM", rack_placements(&fabric)),
         TopologySpec::Lsft { .. } => ("LSFT", rack_placements(&fabric)),
         TopologySpec::PolarFly { .. } => ("PF", rack_placements(&fabric)),
-        TopologySpec::FatTree { .. } => ("FT", rack_placements(&fabric)),
+        TopologySpec::FatTree { .. } | TopologySpec::KaryNTree { .. } => {
+            ("FT", rack_placements(&fabric))
+        }
         TopologySpec::Random { .. } => ("RR", rack_placements(&fabric)),
         TopologySpec::Shortcut { .. } => ("SC", rack_placements(&fabric)),
         TopologySpec::Circulant { .. } => ("CIRC", rack_placements(&fabric)),

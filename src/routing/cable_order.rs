@@ -16,9 +16,11 @@
 //! that next hop's shape alone, without walking the path.
 
 mod detours;
+mod levels;
 pub(super) mod split;
 
 use super::graph::{FAR, NONE, RoutingGraph};
+use super::hierarchy::Hierarchy;
 use crate::rng::Rng;
 use detours::spread_detours;
 
@@ -204,8 +206,17 @@ impl CableOrder {
     /// the girth allows). On fabrics of diameter 2 and girth 5 (Slim Fly q = 5) a second
     /// search ([`split::design`]) ranks them for the layers that give all 2100 pairs three
     /// disjoint paths.
+    ///
+    /// On hierarchies of three levels and more the switches are keyed by level instead
+    /// ([`levels`]), so that minimal routes stay unimodal, and the local search is left out:
+    /// the layers of a hierarchy are minimal, and re-ranking a cable off the spanning tree
+    /// would break some of their routes. On two levels every route has at most two
+    /// switch-to-switch cables and is unimodal in any order, so the seeded order stays.
     pub fn for_routing(graph: &RoutingGraph, seed: u64) -> Self {
         let n = graph.len();
+        if let Some(hierarchy) = Hierarchy::recognise(graph).filter(|h| h.levels() >= 3) {
+            return Self::by_levels(graph, &hierarchy, seed);
+        }
         let mut order = Self::seeded_up_down(graph, seed);
         let mut fixed = vec![false; graph.edge_count()];
         for (v, &p) in order.parent.iter().enumerate() {
@@ -227,6 +238,18 @@ impl CableOrder {
         if split::applies(graph) {
             split::design(graph, &mut order.rank, &fixed, seed);
         }
+        order
+    }
+
+    /// Up*/down* over the switches in [`levels::highest_level_first`] order.
+    fn by_levels(graph: &RoutingGraph, hierarchy: &Hierarchy, seed: u64) -> Self {
+        let sequence = levels::highest_level_first(graph, &hierarchy.level, seed);
+        let mut position = vec![0u64; graph.len()];
+        for (p, &v) in sequence.iter().enumerate() {
+            position[v] = p as u64;
+        }
+        let mut order = Self::up_down_by(graph, |v| position[v]);
+        order.key = position.iter().map(|&p| (p, 0)).collect();
         order
     }
 
@@ -751,13 +774,64 @@ mod tests {
         }
     }
 
-    const ORDER_FABRICS: [&str; 5] = [
+    const ORDER_FABRICS: [&str; 7] = [
         "slimfly:q=5",
         "slimfly:q=7",
         "mlfm:d=3",
         "lsft:n=3",
         "random:switches=30,degree=4,hosts=1,seed=3",
+        "kary-ntree:k=3,n=3",
+        "kary-ntree:k=2,n=4",
     ];
+
+    /// Every minimal path (as edges) from switch `s` to switch `t`.
+    fn minimal_paths(g: &RoutingGraph, s: usize, t: usize) -> Vec<Vec<usize>> {
+        let dist = g.dist_to(t);
+        let mut paths = vec![Vec::new()];
+        for _ in 0..dist[s] {
+            let mut longer = Vec::new();
+            for p in &paths {
+                let head = p.last().map_or(s, |&e: &usize| g.edge_to[e] as usize);
+                for e in g.edges(head) {
+                    if dist[g.edge_to[e] as usize] + 1 == dist[head] {
+                        let mut next = p.clone();
+                        next.push(e);
+                        longer.push(next);
+                    }
+                }
+            }
+            paths = longer;
+        }
+        paths
+    }
+
+    #[test]
+    fn on_three_level_trees_every_minimal_route_between_leaves_is_unimodal() {
+        for k in 2..=5 {
+            let spec = format!("kary-ntree:k={k},n=3");
+            let g = graph(&spec);
+            let leaves: Vec<usize> = (0..g.len()).filter(|&v| g.endpoints[v] > 0).collect();
+            for seed in [1, 2, 3] {
+                let order = CableOrder::for_routing(&g, seed);
+                for &s in &leaves {
+                    for &t in leaves.iter().filter(|&&t| t != s) {
+                        for path in minimal_paths(&g, s, t) {
+                            assert!(
+                                unimodal_by_definition(&order, &path),
+                                "{spec} seed {seed}: {s} -> {t} over {path:?}: switches {:?}, keys {:?}, ranks {:?}",
+                                path.iter().map(|&e| g.edge_to[e]).collect::<Vec<_>>(),
+                                std::iter::once(s)
+                                    .chain(path.iter().map(|&e| g.edge_to[e] as usize))
+                                    .map(|v| order.key[v].0)
+                                    .collect::<Vec<_>>(),
+                                path.iter().map(|&e| order.rank(e)).collect::<Vec<_>>()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn up_down_orders_give_every_switch_pair_a_unimodal_route() {

@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use crate::topology::{Fabric, NodeId, NodeKind};
+use crate::topology::{Fabric, NodeId, NodeKind, is_aggregation_node};
 
 /// Marks "no edge" / "no switch" in index vectors.
 pub const NONE: u32 = u32::MAX;
@@ -32,6 +32,9 @@ pub struct RoutingGraph {
     ports: Vec<u8>,
     /// Endpoint (CA and router) ports cabled to each switch.
     pub endpoints: Vec<u32>,
+    /// Of those, the ports of hosts: every endpoint but a SHARP aggregation node, which sits
+    /// inside every Quantum switch, spines included, and makes none of them a leaf.
+    pub hosts: Vec<u32>,
     /// Hop distances, `dist[t * n + s]` from s to t ([`FAR`] if unreachable or > 254).
     dist: Vec<u8>,
 }
@@ -49,6 +52,7 @@ impl RoutingGraph {
         let (mut edge_to, mut edge_from) = (Vec::new(), Vec::new());
         let (mut port_offsets, mut ports) = (vec![0u32], Vec::new());
         let mut endpoints = vec![0u32; n];
+        let mut hosts = vec![0u32; n];
         let mut peers: Vec<(u32, u8)> = Vec::new();
         offsets.push(0);
         for (s, &id) in nodes.iter().enumerate() {
@@ -60,7 +64,12 @@ impl RoutingGraph {
                         peers.push((index_of[peer.node.index()], port))
                     }
                     NodeKind::Switch => {}
-                    NodeKind::Ca | NodeKind::Router => endpoints[s] += 1,
+                    NodeKind::Ca | NodeKind::Router => {
+                        endpoints[s] += 1;
+                        if !is_aggregation_node(fabric.node(peer.node)) {
+                            hosts[s] += 1;
+                        }
+                    }
                 }
             }
             peers.sort_unstable();
@@ -81,6 +90,7 @@ impl RoutingGraph {
             port_offsets,
             ports,
             endpoints,
+            hosts,
             dist: Vec::new(),
         };
         graph.dist = graph.all_pairs_distances();

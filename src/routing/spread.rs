@@ -41,9 +41,9 @@ pub fn spread_forwarding_tables(
     order: Option<&CableOrder>,
 ) -> ForwardingTables {
     let mut tables = forwarding_tables(fabric, graph, layers, lids);
-    if Hierarchy::recognise(graph).is_none() {
+    let Some(hierarchy) = Hierarchy::recognise(graph) else {
         return tables;
-    }
+    };
     // LIDs per (destination switch, layer, a switch's own LID?), in LID order: j is the
     // position.
     let mut groups: BTreeMap<(usize, usize, bool), Vec<u16>> = BTreeMap::new();
@@ -57,7 +57,7 @@ pub fn spread_forwarding_tables(
     }
     let mut scratch = Scratch::new(graph.len());
     for (&(t, layer, own), group) in &groups {
-        scratch.settle_order(graph, layers, layer, t);
+        scratch.settle_order(graph, layers, layer, t, &hierarchy);
         for (j, &lid) in group.iter().enumerate() {
             // Destination switch t's LIDs start t·|group| channels on, so that where a switch
             // has more channels than a destination has LIDs (parallel cables) the
@@ -88,6 +88,11 @@ struct Scratch {
     channel: Vec<(usize, u8)>,
     shape: Vec<Option<Shape>>,
     channels: Vec<(usize, u8)>,
+    /// Per switch, what the spreading index is divided by before its choice (d-mod-k's
+    /// digits; see [`Scratch::digits`]).
+    divisor: Vec<usize>,
+    /// Per level, the most minimal next switches of a switch of that level whose route rises.
+    rising_width: Vec<usize>,
 }
 
 impl Scratch {
@@ -97,16 +102,68 @@ impl Scratch {
             channel: vec![(usize::MAX, 0); n],
             shape: vec![None; n],
             channels: Vec::new(),
+            divisor: vec![1; n],
+            rising_width: Vec::new(),
         }
     }
 
-    /// Orders the switches routed to `t` in `layer` by their hop count in its tree.
-    fn settle_order(&mut self, graph: &RoutingGraph, layers: &Layers, layer: usize, t: usize) {
+    /// Orders the switches routed to `t` in `layer` by their hop count in its tree, and finds
+    /// their digits.
+    fn settle_order(
+        &mut self,
+        graph: &RoutingGraph,
+        layers: &Layers,
+        layer: usize,
+        t: usize,
+        hierarchy: &Hierarchy,
+    ) {
         self.settled.clear();
         self.settled
             .extend((0..graph.len()).filter(|&s| layers.is_routed(layer, s, t)));
         self.settled
             .sort_by_key(|&s| layers.hops(layer, s, t).unwrap_or(0));
+        self.digits(graph, hierarchy, graph.dist_to(t));
+    }
+
+    /// d-mod-k's digits for the routes into `t` (`dist`: every switch's distance to it): a
+    /// route rises through the levels and then falls, so a switch whose minimal next hops all
+    /// rise divides the index by the choices of the levels below it (a leaf uses the lowest
+    /// digit, a switch one level up the next), and a switch on the falling part by the
+    /// choices of every rising level (a spine spreads the LIDs that one leaf's choice sent it
+    /// over its parallel cables down). Digits by distance to `t` instead would give the
+    /// leaves of t's own pod (nearer t than the leaves of other pods) a high digit on a
+    /// three-level tree, which every one of t's LIDs shares.
+    fn digits(&mut self, graph: &RoutingGraph, hierarchy: &Hierarchy, dist: &[u8]) {
+        let minimal = |s: usize| {
+            graph
+                .edges(s)
+                .filter(move |&e| dist[graph.edge_to[e] as usize] + 1 == dist[s])
+        };
+        let rises = |s: usize| {
+            minimal(s).all(|e| hierarchy.level[graph.edge_to[e] as usize] > hierarchy.level[s])
+        };
+        self.rising_width.clear();
+        self.rising_width.resize(hierarchy.levels(), 1);
+        for &s in self.settled.iter().skip(1) {
+            if rises(s) {
+                let l = usize::from(hierarchy.level[s]);
+                self.rising_width[l] = self.rising_width[l].max(minimal(s).count());
+            }
+        }
+        let all_rising = self
+            .rising_width
+            .iter()
+            .fold(1usize, |a, &w| a.saturating_mul(w));
+        for &s in self.settled.iter().skip(1) {
+            let l = usize::from(hierarchy.level[s]);
+            self.divisor[s] = if rises(s) {
+                self.rising_width[..l]
+                    .iter()
+                    .fold(1usize, |a, &w| a.saturating_mul(w))
+            } else {
+                all_rising
+            };
+        }
     }
 
     /// Chooses every settled switch's channel for the LID with spreading index `k`; false when
@@ -126,29 +183,6 @@ impl Scratch {
         }
         self.shape[t] = Some(Shape::Root);
         let dist = graph.dist_to(t);
-        // d-mod-k's digits: a switch at distance d divides k by the choices of next switch
-        // made farther out (the most minimal next switches of any switch at each larger
-        // distance), so switches one hop down spread the LIDs that one upstream choice sent
-        // them over their own choices instead of repeating it.
-        let far = self
-            .settled
-            .iter()
-            .map(|&s| usize::from(dist[s]))
-            .max()
-            .unwrap_or(0);
-        let mut width = vec![1usize; far + 2];
-        for &s in &self.settled {
-            let minimal = graph
-                .edges(s)
-                .filter(|&e| dist[graph.edge_to[e] as usize] + 1 == dist[s])
-                .count();
-            let d = usize::from(dist[s]);
-            width[d] = width[d].max(minimal);
-        }
-        let mut divisor = vec![1usize; far + 2];
-        for d in (0..=far).rev() {
-            divisor[d] = divisor[d + 1].saturating_mul(width[d + 1]);
-        }
         for i in 1..self.settled.len() {
             let s = self.settled[i];
             let tree = layers.next_edge(layer, s, t).expect("settled");
@@ -185,7 +219,7 @@ impl Scratch {
             if self.channels.is_empty() {
                 return false;
             }
-            let index = k / divisor[usize::from(dist[s])];
+            let index = k / self.divisor[s];
             let (e, port) = self.channels[index % self.channels.len()];
             self.channel[s] = (e, port);
             let head = graph.edge_to[e] as usize;

@@ -100,6 +100,17 @@ pub struct Port {
     pub link: Option<LinkId>,
 }
 
+/// NodeDescription of the SHARP aggregation node inside Quantum switches.
+pub const AGGREGATION_NODE_DESCRIPTION: &str = "Mellanox Technologies Aggregation Node";
+
+/// Whether `node` is a SHARP aggregation node: the CA built into a Quantum switch (on its
+/// last port, 41 or 65), reported as a CA with description
+/// [`AGGREGATION_NODE_DESCRIPTION`]. Its "cable" is internal to the switch, so cabling checks
+/// ignore it, and a switch whose only endpoint it is carries no hosts.
+pub fn is_aggregation_node(node: &Node) -> bool {
+    node.kind == NodeKind::Ca && node.description.trim() == AGGREGATION_NODE_DESCRIPTION
+}
+
 /// A switch, channel adapter or router.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {

@@ -9,6 +9,7 @@ pub mod circulant;
 pub mod compare;
 mod fabric;
 pub mod fattree;
+pub mod kary_ntree;
 mod link_rate;
 pub mod lsft;
 pub mod mlfm;
@@ -23,8 +24,8 @@ mod switch_graph;
 
 pub use builder::FabricBuilder;
 pub use fabric::{
-    BadGuid, Fabric, FabricError, FabricSummary, Guid, Link, LinkId, Node, NodeId, NodeKind,
-    NodeSpec, Port, PortRef,
+    AGGREGATION_NODE_DESCRIPTION, BadGuid, Fabric, FabricError, FabricSummary, Guid, Link, LinkId,
+    Node, NodeId, NodeKind, NodeSpec, Port, PortRef, is_aggregation_node,
 };
 pub use link_rate::{LinkSpeed, LinkWidth, link_rate};
 pub use params::{Size, TopologyError};

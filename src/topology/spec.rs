@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use super::circulant::Circulant;
 use super::fattree::FatTree;
+use super::kary_ntree::KaryNTree;
 use super::lsft::Lsft;
 use super::mlfm::Mlfm;
 use super::polarfly::PolarFly;
@@ -63,6 +64,13 @@ pub enum TopologySpec {
         /// Hosts per leaf.
         hosts_per_leaf: u32,
     },
+    /// k-ary n-tree: the fat tree of n levels (three and more), k hosts per leaf.
+    KaryNTree {
+        /// Arity: hosts per leaf, down- and up-links per switch.
+        k: u32,
+        /// Levels.
+        n: u32,
+    },
     /// Ring-based random shortcut network.
     Shortcut {
         /// Switches on the ring.
@@ -114,6 +122,7 @@ impl TopologySpec {
             TopologySpec::SlimFly { q, p } => Box::new(SlimFly::new(q, p)?),
             TopologySpec::Mlfm { d } => Box::new(Mlfm::new(d)?),
             TopologySpec::Lsft { n } => Box::new(Lsft::new(n)?),
+            TopologySpec::KaryNTree { k, n } => Box::new(KaryNTree::new(k, n)?),
             TopologySpec::PolarFly { q, p } => Box::new(PolarFly::new(q, p)?),
             TopologySpec::Random {
                 switches,
@@ -144,7 +153,7 @@ impl TopologySpec {
 /// Why a compact spec string could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "topology spec {text:?}: {problem} (expected e.g. slimfly:q=5, slimfly:q=7,p=4, mlfm:d=3, lsft:n=3, polarfly:q=7, fattree:leaves=12,spines=6,links-per-pair=3,hosts-per-leaf=18, random:switches=32,degree=5,hosts=2,seed=1, shortcut:nodes=64,degree=6,seed=1, circulant:nodes=16,jumps=1,2,4,8)"
+    "topology spec {text:?}: {problem} (expected e.g. slimfly:q=5, slimfly:q=7,p=4, mlfm:d=3, lsft:n=3, polarfly:q=7, fattree:leaves=12,spines=6,links-per-pair=3,hosts-per-leaf=18, kary-ntree:k=4,n=3, random:switches=32,degree=5,hosts=2,seed=1, shortcut:nodes=64,degree=6,seed=1, circulant:nodes=16,jumps=1,2,4,8)"
 )]
 pub struct SpecError {
     text: String,
@@ -197,6 +206,7 @@ impl FromStr for TopologySpec {
             "slimfly" | "polarfly" => &["q", "p"],
             "mlfm" => &["d"],
             "lsft" => &["n"],
+            "kary-ntree" => &["k", "n"],
             "fattree" => &["leaves", "spines", "links-per-pair", "hosts-per-leaf"],
             "random" => &["switches", "degree", "hosts", "seed"],
             "shortcut" => &["nodes", "degree", "hosts", "seed"],
@@ -222,6 +232,10 @@ impl FromStr for TopologySpec {
             },
             "mlfm" => TopologySpec::Mlfm { d: need("d")? },
             "lsft" => TopologySpec::Lsft { n: need("n")? },
+            "kary-ntree" => TopologySpec::KaryNTree {
+                k: need("k")?,
+                n: need("n")?,
+            },
             "random" => TopologySpec::Random {
                 switches: need("switches")?,
                 degree: need("degree")?,
@@ -262,6 +276,7 @@ impl fmt::Display for TopologySpec {
             TopologySpec::PolarFly { q, p: Some(p) } => write!(f, "polarfly:q={q},p={p}"),
             TopologySpec::Mlfm { d } => write!(f, "mlfm:d={d}"),
             TopologySpec::Lsft { n } => write!(f, "lsft:n={n}"),
+            TopologySpec::KaryNTree { k, n } => write!(f, "kary-ntree:k={k},n={n}"),
             TopologySpec::Random {
                 switches,
                 degree,
@@ -320,6 +335,7 @@ mod tests {
             "lsft:n=3",
             "polarfly:q=5",
             "fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=4",
+            "kary-ntree:k=3,n=3",
             "shortcut:nodes=64,degree=6,hosts=1,seed=3",
             "circulant:nodes=16,jumps=1,3,hosts=2",
             "circulant:nodes=16,hosts=1",

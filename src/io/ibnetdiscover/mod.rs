@@ -45,19 +45,10 @@ pub use write::write;
 
 use super::diagnostic::{Diagnostic, ParseError};
 use super::node_name_map::NodeNameMap;
-use crate::topology::{Fabric, Guid, LinkSpeed, LinkWidth, Node, NodeId, NodeKind};
+use crate::topology::{Fabric, Guid, LinkSpeed, LinkWidth, NodeId, NodeKind};
 use parser::Parser;
 
-/// NodeDescription of the SHARP aggregation node inside Quantum switches.
-pub const AGGREGATION_NODE_DESCRIPTION: &str = "Mellanox Technologies Aggregation Node";
-
-/// Whether `node` is a SHARP aggregation node: the CA built into a Quantum switch (on its
-/// last port, 41 or 65), reported as a CA with description
-/// [`AGGREGATION_NODE_DESCRIPTION`]. Its "cable" is internal to the switch, so cabling checks
-/// ignore it.
-pub fn is_aggregation_node(node: &Node) -> bool {
-    node.kind == NodeKind::Ca && node.description.trim() == AGGREGATION_NODE_DESCRIPTION
-}
+pub use crate::topology::{AGGREGATION_NODE_DESCRIPTION, is_aggregation_node};
 
 /// The ibnetdiscover id of a node: `S-`, `H-` or `R-` and the node GUID in 16 hex digits.
 pub fn node_id(kind: NodeKind, guid: Guid) -> String {

@@ -111,6 +111,95 @@ fn layer_0_of_fat_trees_carries_all_to_all_at_the_minimal_optimum_and_is_deadloc
     }
 }
 
+/// Layer 0 of `spec` routed with `layers` layers under `schemes` (judged on every SL): its
+/// all-to-all throughput.
+fn layer_0_all_to_all(spec: &str, layers: usize, schemes: &[crate::deadlock::Scheme]) -> f64 {
+    let (fabric, lids, graph) = fabric(spec, layers);
+    let config = RoutingConfig {
+        layers,
+        ..RoutingConfig::default()
+    };
+    let done = route_deadlock_free(&fabric, &lids, &graph, &config, schemes, Shortage::Fail)
+        .unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let report = analyze(
+        &fabric,
+        &lids,
+        &done.tables,
+        &Options {
+            prefix: Some(PrefixOptions {
+                samples: 1,
+                worst: false,
+                ..PrefixOptions::default()
+            }),
+            ..Options::default()
+        },
+    );
+    assert!(report.is_complete(), "{spec}: {report}");
+    let verdict = verify(
+        &fabric,
+        &lids,
+        &done.tables,
+        &DefaultSl(0),
+        &done.sl2vl,
+        &VerifyOptions {
+            sls: RouteSls::EverySl,
+            ..VerifyOptions::default()
+        },
+    );
+    assert!(verdict.is_deadlock_free(), "{spec}: {verdict}");
+    report.prefix.expect("asked for").prefixes[0].all_to_all
+}
+
+#[test]
+fn three_level_trees_carry_all_to_all_at_full_bisection_by_lanes_by_port_pair() {
+    // A k-ary n-tree has full bisection: minimal routes spread d-mod-k carry all-to-all at
+    // the hosts' link rate. Lanes by port pair need every route unimodal in the cable order.
+    for k in 2..=5 {
+        let spec = format!("kary-ntree:k={k},n=3");
+        for layers in [1, 4] {
+            let a2a = layer_0_all_to_all(&spec, layers, &SchemeChoice::PortPair.schemes(8));
+            assert!(
+                (a2a - 1.0).abs() < 1e-9,
+                "{spec}, {layers} layers: layer 0 all-to-all {a2a}"
+            );
+        }
+    }
+}
+
+#[test]
+fn minimal_layers_of_deeper_trees_carry_all_to_all_at_full_bisection() {
+    // d-mod-k's digits by level: a leaf of the destination's own pod is nearer than the
+    // leaves of other pods, and must still take the lowest digit.
+    for spec in [
+        "kary-ntree:k=4,n=3",
+        "kary-ntree:k=2,n=4",
+        "kary-ntree:k=3,n=4",
+    ] {
+        let (fabric, lids, graph) = fabric(spec, 4);
+        let config = RoutingConfig {
+            layers: 4,
+            ..RoutingConfig::default()
+        };
+        let layers = layered::route(&graph, &config);
+        let tables = spread_forwarding_tables(&fabric, &graph, &layers, &lids, None);
+        let report = analyze(
+            &fabric,
+            &lids,
+            &tables,
+            &Options {
+                prefix: Some(PrefixOptions {
+                    samples: 1,
+                    worst: false,
+                    ..PrefixOptions::default()
+                }),
+                ..Options::default()
+            },
+        );
+        let a2a = report.prefix.expect("asked for").prefixes[0].all_to_all;
+        assert!((a2a - 1.0).abs() < 1e-9, "{spec}: layer 0 all-to-all {a2a}");
+    }
+}
+
 #[test]
 fn spread_routes_are_minimal_and_keep_every_hop_count_of_the_layers() {
     for tree in [(4, 3, 2, 6), (5, 2, 3, 4)] {
