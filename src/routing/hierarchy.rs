@@ -146,7 +146,11 @@ mod tests {
             fabric.node_mut(node).description = AGGREGATION_NODE_DESCRIPTION.into();
         }
         let g = RoutingGraph::new(&fabric);
-        assert_eq!(g.endpoints, vec![3, 3, 1, 1], "the nodes are endpoints to route to");
+        assert_eq!(
+            g.endpoints,
+            vec![3, 3, 1, 1],
+            "the nodes are endpoints to route to"
+        );
         let h = Hierarchy::recognise(&g).expect("still a fat tree");
         assert_eq!(h.switches_per_level(), vec![2, 2]);
     }
