@@ -13,7 +13,7 @@ use common::plugin::{
 };
 use common::{Ibsim, OpenSm, SUBNET_UP};
 use ibfabric::Fabric;
-use ibfabric::analysis::{self, Options};
+use ibfabric::analysis::{self, Options, PrefixOptions};
 use ibfabric::io::{ibnetdiscover, ibsim, lfts};
 use ibfabric::routing::{Algorithm, LidTable, PathLengths, RoutingConfig, route_fabric};
 use ibfabric::session::sweep_record::{Outcome, SweepRecord, parse_sweep_log};
@@ -34,7 +34,8 @@ fn slim_fly_q5() -> Ibsim {
 /// Routes `spec` in ibsim with the plugin (LMC 2, defaults) and checks the read-back: OpenSM
 /// used our engine (success line `routed`), the dump equals `ibroute` of every switch, the
 /// analyser finds every entry on all 4 layers, and the tables equal the core's for the same
-/// fabric and LIDs. Returns the fabric and the analyser's report.
+/// fabric and LIDs. Returns the fabric and the analyser's report (with the prefix throughput:
+/// all-to-all exactly, one random permutation, no worst permutation).
 fn route_and_compare(spec: &str, routed: &str) -> (Fabric, analysis::Report) {
     let spec: TopologySpec = spec.parse().unwrap();
     let sim = Ibsim::start(&ibsim::write_net(&spec.build().unwrap()));
@@ -74,7 +75,15 @@ fn route_and_compare(spec: &str, routed: &str) -> (Fabric, analysis::Report) {
         "opensm-lfts.dump and ibroute differ"
     );
     let lids = LidTable::from_fabric(&fabric).unwrap();
-    let report = analysis::analyze(&fabric, &lids, &dump.tables, &Options::default());
+    let options = Options {
+        prefix: Some(PrefixOptions {
+            samples: 1,
+            worst: false,
+            ..PrefixOptions::default()
+        }),
+        ..Options::default()
+    };
+    let report = analysis::analyze(&fabric, &lids, &dump.tables, &options);
     assert!(report.is_complete(), "{report}");
     assert_eq!(report.layers, 4);
 
@@ -136,6 +145,29 @@ fn plugin_routes_fat_tree_with_parallel_cables() {
     );
     assert_eq!(fabric.switches().count(), 6);
     assert_eq!(report.destination_lids, 12 * 4 + 6);
+}
+
+/// A fat tree of three levels: every layer minimal, and the tables OpenSM programmed carry
+/// all-to-all at the hosts' link rate in every prefix of layers (full bisection; lanes by port
+/// pair keep every minimal route, in the cable order keyed by level).
+#[test]
+fn plugin_routes_a_three_level_fat_tree_minimally_at_full_bisection() {
+    let (fabric, report) = route_and_compare(
+        "kary-ntree:k=3,n=3",
+        "layered: routed 27 switches, 135 LIDs, 4 layers",
+    );
+    assert_eq!(fabric.hosts().count(), 27);
+    for layer in &report.paths {
+        assert_eq!(layer.fraction_minimal, 1.0, "layer {}", layer.layer);
+    }
+    for prefix in &report.prefix.as_ref().expect("asked for").prefixes {
+        assert!(
+            (prefix.all_to_all - 1.0).abs() < 1e-9,
+            "layers 0..{}: all-to-all {}",
+            prefix.layers,
+            prefix.all_to_all
+        );
+    }
 }
 
 /// OpenSM fell back to minhop and still brought the subnet up, with a complete routing.

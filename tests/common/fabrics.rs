@@ -12,7 +12,7 @@ pub fn slim_fly(q: u32) -> String {
 }
 
 /// The routing issue's acceptance set: Slim Flies q = 4 to 13, two MLFMs, two LSFTs, a fat tree
-/// with parallel cables and two random regular fabrics.
+/// with parallel cables, a three-level fat tree and two random regular fabrics.
 ///
 /// Calls `$then! { name "spec" size, ... }`, where `name` is an identifier for the fabric and
 /// `size` is `small`, `large` (Slim Fly q = 11) or `largest` (q = 13), so that a test can
@@ -32,6 +32,7 @@ macro_rules! acceptance_set {
             lsft_n3 "lsft:n=3" small,
             lsft_n5 "lsft:n=5" small,
             fattree_12x6 "fattree:leaves=12,spines=6,links-per-pair=3,hosts-per-leaf=18" small,
+            kary_ntree_4x3 "kary-ntree:k=4,n=3" small,
             random_40x5 "random:switches=40,degree=5,hosts=3,seed=1" small,
             random_64x7 "random:switches=64,degree=7,hosts=2,seed=2" small,
         }
@@ -75,7 +76,7 @@ pub(crate) use slim_flies_up_to_q27;
 pub const SMALL_FAT_TREE: &str = "fattree:leaves=4,spines=2,links-per-pair=2,hosts-per-leaf=3";
 
 /// Small fabrics of every other kind than Slim Fly, for the tests under ibsim and OpenSM:
-/// an MLFM, an LSFT, [`SMALL_FAT_TREE`] and a random regular fabric.
+/// an MLFM, an LSFT, [`SMALL_FAT_TREE`], a three-level fat tree and a random regular fabric.
 ///
 /// Calls `$then! { name spec, ... }` (each spec an expression).
 macro_rules! small_fabrics_for_ibsim {
@@ -84,6 +85,7 @@ macro_rules! small_fabrics_for_ibsim {
             mlfm_d3 "mlfm:d=3",
             lsft_n3 "lsft:n=3",
             fattree_4x2 $crate::common::fabrics::SMALL_FAT_TREE,
+            kary_ntree_3x3 "kary-ntree:k=3,n=3",
             random_24x5 "random:switches=24,degree=5,hosts=2,seed=9",
         }
     };
