@@ -14,7 +14,8 @@
 //!
 //! `cargo bench --bench prefix_opensm` prints one Markdown row per (fabric, LMC, engine, K);
 //! arguments (`-- q=5 layered`) keep the cases whose "spec lmc=L engine" contains every one.
-//! With `SHOW_LOG` set in the environment, OpenSM's log of each run goes to stderr.
+//! With `SHOW_LOG` set in the environment, OpenSM's log of each run goes to stderr;
+//! `PREFIX_SAMPLES=N` draws N random permutations instead of 20.
 //! The MAT linear programs (all layers) run on q = 5 only (seconds there, minutes on q = 7).
 
 #[path = "../common/mod.rs"]
@@ -198,7 +199,13 @@ fn run(spec: &str, lmc: u8, engine: &str) {
         &lids,
         &tables,
         &Options {
-            prefix: Some(PrefixOptions::default()),
+            prefix: Some(PrefixOptions {
+                samples: std::env::var("PREFIX_SAMPLES")
+                    .ok()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(PrefixOptions::default().samples),
+                ..PrefixOptions::default()
+            }),
             ..Options::default()
         },
     );
