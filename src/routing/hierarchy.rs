@@ -26,10 +26,35 @@ pub struct Hierarchy {
 impl Hierarchy {
     /// The hierarchy of `graph`, or `None` when it is not one: no switch without hosts, a
     /// switch no leaf reaches, or a cable within a level.
+    ///
+    /// The leaves are the switches with hosts. Where that gives no hierarchy because some
+    /// hosts hang on upper switches (a cluster's file or management servers on a spine),
+    /// and the switch graph is bipartite (levels alternate between its two sides), the
+    /// leaves are the switches with hosts on the side that has more hosts.
     pub fn recognise(graph: &RoutingGraph) -> Option<Self> {
         let n = graph.len();
+        if (0..n).all(|s| graph.hosts[s] > 0) {
+            return None;
+        }
+        Self::from_leaves(graph, |s| graph.hosts[s] > 0).or_else(|| {
+            let side = two_sides(graph)?;
+            let hosts_on = |want: bool| -> u64 {
+                (0..n)
+                    .filter(|&s| side[s] == want)
+                    .map(|s| u64::from(graph.hosts[s]))
+                    .sum()
+            };
+            let leaf_side = hosts_on(true) >= hosts_on(false);
+            Self::from_leaves(graph, |s| graph.hosts[s] > 0 && side[s] == leaf_side)
+        })
+    }
+
+    /// Levels by distance from the switches `is_leaf` picks, if every cable then joins two
+    /// adjacent levels and every switch is reached.
+    fn from_leaves(graph: &RoutingGraph, is_leaf: impl Fn(usize) -> bool) -> Option<Self> {
+        let n = graph.len();
         let mut level = vec![FAR; n];
-        let mut queue: VecDeque<usize> = (0..n).filter(|&s| graph.hosts[s] > 0).collect();
+        let mut queue: VecDeque<usize> = (0..n).filter(|&s| is_leaf(s)).collect();
         if queue.is_empty() || queue.len() == n {
             return None;
         }
@@ -52,6 +77,14 @@ impl Hierarchy {
         (adjacent && level.iter().all(|&l| l != FAR)).then_some(Self { level })
     }
 
+    /// Hosts on switches above the leaves.
+    pub fn hosts_above_leaves(&self, graph: &RoutingGraph) -> u64 {
+        (0..graph.len())
+            .filter(|&s| self.level[s] > 0)
+            .map(|s| u64::from(graph.hosts[s]))
+            .sum()
+    }
+
     /// Number of levels (2 for a two-level fat tree).
     pub fn levels(&self) -> usize {
         self.level
@@ -71,6 +104,35 @@ impl Hierarchy {
     }
 }
 
+/// The two sides of a bipartite switch graph (each component coloured from its first
+/// switch), or `None` when some cable joins two switches of one side (an odd cycle).
+fn two_sides(graph: &RoutingGraph) -> Option<Vec<bool>> {
+    let n = graph.len();
+    let mut side: Vec<Option<bool>> = vec![None; n];
+    for start in 0..n {
+        if side[start].is_some() {
+            continue;
+        }
+        side[start] = Some(false);
+        let mut queue = VecDeque::from([start]);
+        while let Some(v) = queue.pop_front() {
+            let here = side[v].expect("coloured when queued");
+            for e in graph.edges(v) {
+                let w = graph.edge_to[e] as usize;
+                match side[w] {
+                    None => {
+                        side[w] = Some(!here);
+                        queue.push_back(w);
+                    }
+                    Some(there) if there == here => return None,
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+    Some(side.into_iter().map(|s| s.unwrap_or(false)).collect())
+}
+
 /// One sentence for the log: what the fabric was recognised as.
 pub fn describe(graph: &RoutingGraph) -> String {
     let parallel = (0..graph.edge_count())
@@ -83,12 +145,18 @@ pub fn describe(graph: &RoutingGraph) -> String {
         String::new()
     };
     match Hierarchy::recognise(graph) {
-        Some(h) => format!(
-            "hierarchical fabric (fat tree): {} levels, switches per level from the leaves up {:?}{cables}; \
-             destinations of a switch spread per LID over equal-cost next hops and parallel cables",
-            h.levels(),
-            h.switches_per_level()
-        ),
+        Some(h) => {
+            let above = match h.hosts_above_leaves(graph) {
+                0 => String::new(),
+                hosts => format!(", {hosts} hosts on switches above the leaves"),
+            };
+            format!(
+                "hierarchical fabric (fat tree): {} levels, switches per level from the leaves up {:?}{cables}{above}; \
+                 destinations of a switch spread per LID over equal-cost next hops and parallel cables",
+                h.levels(),
+                h.switches_per_level()
+            )
+        }
         None => format!("direct fabric (not a hierarchy of levels){cables}"),
     }
 }
@@ -113,39 +181,48 @@ mod tests {
         }
     }
 
-    #[test]
-    fn aggregation_nodes_inside_every_switch_leave_the_levels_as_they_are() {
-        // Two leaves with two hosts each, two spines; every switch also has the SHARP
-        // aggregation node of a Quantum-2 switch on its last port.
-        use crate::topology::{AGGREGATION_NODE_DESCRIPTION, FabricBuilder};
-        let mut builder = FabricBuilder::new("ndr-tree");
-        let leaves: Vec<_> = (0..2)
-            .map(|l| builder.switch(format!("leaf{l}"), 5, None))
+    /// Two leaves with two hosts each and two spines, and on the last port of each switch
+    /// listed in `extra` one more CA, with description `description` when given.
+    fn small_tree(extra: &[usize], description: Option<&str>) -> RoutingGraph {
+        use crate::topology::FabricBuilder;
+        let mut builder = FabricBuilder::new("small-tree");
+        let switches: Vec<_> = (0..4)
+            .map(|i| {
+                let (name, ports) = if i < 2 { ("leaf", 4) } else { ("spine", 2) };
+                let ports = ports + usize::from(extra.contains(&i));
+                builder.switch(format!("{name}{i}"), ports, None)
+            })
             .collect();
-        let spines: Vec<_> = (0..2)
-            .map(|s| builder.switch(format!("spine{s}"), 3, None))
-            .collect();
-        for (l, &leaf) in leaves.iter().enumerate() {
-            for (s, &spine) in spines.iter().enumerate() {
-                builder.cable(leaf, 3 + s, spine, 1 + l);
+        for l in 0..2 {
+            for s in 0..2 {
+                builder.cable(switches[l], 3 + s, switches[2 + s], 1 + l);
             }
             for h in 0..2 {
                 let host = builder.host(format!("leaf{l}-h{h}"), None);
-                builder.cable(leaf, 1 + h, host, 1);
+                builder.cable(switches[l], 1 + h, host, 1);
             }
         }
-        let mut aggregation = Vec::new();
-        for (i, &switch) in leaves.iter().chain(&spines).enumerate() {
-            let node = builder.host(format!("an{i}"), None);
+        let mut added = Vec::new();
+        for &i in extra {
+            let node = builder.host(format!("extra{i}"), None);
             let port = if i < 2 { 5 } else { 3 };
-            builder.cable(switch, port, node, 1);
-            aggregation.push(node);
+            builder.cable(switches[i], port, node, 1);
+            added.push(node);
         }
         let mut fabric = builder.finish();
-        for &node in &aggregation {
-            fabric.node_mut(node).description = AGGREGATION_NODE_DESCRIPTION.into();
+        if let Some(description) = description {
+            for &node in &added {
+                fabric.node_mut(node).description = description.into();
+            }
         }
-        let g = RoutingGraph::new(&fabric);
+        RoutingGraph::new(&fabric)
+    }
+
+    #[test]
+    fn aggregation_nodes_inside_every_switch_leave_the_levels_as_they_are() {
+        // Every switch has the SHARP aggregation node of a Quantum-2 switch.
+        use crate::topology::AGGREGATION_NODE_DESCRIPTION;
+        let g = small_tree(&[0, 1, 2, 3], Some(AGGREGATION_NODE_DESCRIPTION));
         assert_eq!(
             g.endpoints,
             vec![3, 3, 1, 1],
@@ -153,6 +230,23 @@ mod tests {
         );
         let h = Hierarchy::recognise(&g).expect("still a fat tree");
         assert_eq!(h.switches_per_level(), vec![2, 2]);
+    }
+
+    #[test]
+    fn a_server_on_a_spine_leaves_the_spine_above_the_leaves() {
+        let g = small_tree(&[2], None);
+        let h = Hierarchy::recognise(&g).expect("a fat tree with a server on a spine");
+        assert_eq!(h.level, vec![0, 0, 1, 1]);
+        assert_eq!(h.hosts_above_leaves(&g), 1);
+    }
+
+    #[test]
+    fn a_bipartite_fabric_with_hosts_on_every_switch_is_no_hierarchy() {
+        // A ring of 16 switches is bipartite, but no switch is without hosts.
+        assert_eq!(
+            Hierarchy::recognise(&graph("circulant:nodes=16,jumps=1,hosts=1")),
+            None
+        );
     }
 
     #[test]

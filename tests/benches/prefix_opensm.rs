@@ -52,6 +52,7 @@ const CASES: &[(&str, u8, &[&str])] = &[
     ),
     ("kary-ntree:k=4,n=3", 2, FAT_TREE),
     (SUPERPOD, 2, REAL_TREE),
+    (FDR10_CLUSTER, 2, REAL_TREE),
     ("mlfm:d=4", 2, OTHER),
     ("lsft:n=5", 2, OTHER),
     ("polarfly:q=7", 2, OTHER),
@@ -61,6 +62,10 @@ const CASES: &[(&str, u8, &[&str])] = &[
 /// The NVIDIA DGX SuperPOD NDR dump: 31 leaves, 9 spines with parallel and missing cables,
 /// 582 hosts, a SHARP aggregation node in every switch.
 const SUPERPOD: &str = "dump:nvidia-topograph_ndr-dgx-superpod_example.out";
+
+/// A real FDR10/QDR cluster: 6 leaves and 2 spines (SX6036), four cables per leaf-spine pair
+/// but one missing, 144 hosts, one dual-port HCA with both ports on one leaf.
+const FDR10_CLUSTER: &str = "dump:loginoff-infiniband_topology_fdr10-qdr-8sw_topo.txt";
 
 /// A real tree's references: `ftree` needs the regular shape it is made for (it falls back to
 /// minhop on this one).
@@ -190,8 +195,17 @@ fn run(spec: &str, lmc: u8, engine: &str) {
     if std::env::var_os("SHOW_LOG").is_some() {
         eprintln!("{}", sm.log());
     }
+    // Every cabled host port (some hosts are cabled on port 2 only).
     for h in fabric.hosts() {
-        assert_eq!(fabric.node(h).ports[1].lmc, lmc, "{engine}: LMC {lmc}");
+        for port in fabric
+            .node(h)
+            .ports
+            .iter()
+            .skip(1)
+            .filter(|p| p.link.is_some())
+        {
+            assert_eq!(port.lmc, lmc, "{engine}: LMC {lmc}");
+        }
     }
     let started = Instant::now();
     let report: Report = analyze(
@@ -214,9 +228,20 @@ fn run(spec: &str, lmc: u8, engine: &str) {
     // down and up again): every host LID must still be reached from every switch.
     let hosts_reached = report.paths.iter().all(|p| p.broken == 0);
     assert!(
-        report.is_complete() || (is_tree(spec) && engine != "layered" && hosts_reached),
+        report.is_complete() || engine != "layered",
         "{spec} {engine}:\n{report}"
     );
+    if !report.is_complete() && !(is_tree(spec) && hosts_reached) {
+        // A reference that leaves hosts unreached (updn with hosts on a spine: the other
+        // spine would reach them down and up again) has no throughput to compare.
+        let c = &report.completeness;
+        println!(
+            "| {spec} | {lmc} | {engine} | — | incomplete: {} of {} (switch, LID) entries reach no destination | | | | | | | |",
+            c.entries_checked - c.entries_reaching,
+            c.entries_checked
+        );
+        return;
+    }
     assert_eq!(report.layers, 1 << lmc, "{spec} {engine}: every LID offset");
     let mat = (spec == "slimfly:q=5").then(|| {
         let started = Instant::now();
