@@ -244,13 +244,7 @@ impl CableOrder {
     /// Up*/down* over the switches in [`levels::highest_level_first`] order.
     fn by_levels(graph: &RoutingGraph, hierarchy: &Hierarchy, seed: u64) -> Self {
         let sequence = levels::highest_level_first(graph, &hierarchy.level, seed);
-        let mut position = vec![0u64; graph.len()];
-        for (p, &v) in sequence.iter().enumerate() {
-            position[v] = p as u64;
-        }
-        let mut order = Self::up_down_by(graph, |v| position[v]);
-        order.key = position.iter().map(|&p| (p, 0)).collect();
-        order
+        Self::up_down_in_sequence(graph, &sequence)
     }
 
     /// [`CableOrder::for_routing`] before its local search: up*/down* from the seeded root
@@ -330,9 +324,7 @@ impl CableOrder {
                 }
             }
         }
-        let mut order = Self::up_down_by(graph, |v| key[v]);
-        order.key = key;
-        order
+        Self::up_down_keyed(graph, key)
     }
 
     /// Up*/down* from the first switch of each connected component in the order `tie` (a
@@ -354,13 +346,26 @@ impl CableOrder {
                 }
             }
         }
-        let mut order = Self::up_down_by(graph, |v| (dist[v], tie[v]));
         let mut by_key: Vec<usize> = (0..n).collect();
         by_key.sort_unstable_by_key(|&v| (dist[v], tie[v]));
-        order.key = vec![(0, 0); n];
-        for (position, &v) in by_key.iter().enumerate() {
-            order.key[v] = (position as u64, 0);
+        Self::up_down_in_sequence(graph, &by_key)
+    }
+
+    /// Up*/down* with the switches keyed by their position in `sequence` (every switch once;
+    /// each but its component's first has a neighbour earlier): keys (position, 0).
+    fn up_down_in_sequence(graph: &RoutingGraph, sequence: &[usize]) -> Self {
+        let mut key = vec![(0, 0); graph.len()];
+        for (position, &v) in sequence.iter().enumerate() {
+            key[v] = (position as u64, 0);
         }
+        Self::up_down_keyed(graph, key)
+    }
+
+    /// [`CableOrder::up_down_by`] the keys `key`, which the order keeps (so that a repair
+    /// can restrict or rebuild it).
+    fn up_down_keyed(graph: &RoutingGraph, key: Vec<(u64, u64)>) -> Self {
+        let mut order = Self::up_down_by(graph, |v| key[v]);
+        order.key = key;
         order
     }
 
@@ -786,18 +791,15 @@ mod tests {
 
     /// Every minimal path (as edges) from switch `s` to switch `t`.
     fn minimal_paths(g: &RoutingGraph, s: usize, t: usize) -> Vec<Vec<usize>> {
-        let dist = g.dist_to(t);
         let mut paths = vec![Vec::new()];
-        for _ in 0..dist[s] {
+        for _ in 0..g.dist(s, t) {
             let mut longer = Vec::new();
             for p in &paths {
                 let head = p.last().map_or(s, |&e: &usize| g.edge_to[e] as usize);
-                for e in g.edges(head) {
-                    if dist[g.edge_to[e] as usize] + 1 == dist[head] {
-                        let mut next = p.clone();
-                        next.push(e);
-                        longer.push(next);
-                    }
+                for e in g.closer_edges(head, t) {
+                    let mut next = p.clone();
+                    next.push(e);
+                    longer.push(next);
                 }
             }
             paths = longer;

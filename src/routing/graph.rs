@@ -142,6 +142,14 @@ impl RoutingGraph {
         &self.dist[t * self.len()..(t + 1) * self.len()]
     }
 
+    /// The edges of s into switches one hop closer to t: the first hops of s's minimal
+    /// routes to t.
+    pub fn closer_edges(&self, s: usize, t: usize) -> impl Iterator<Item = usize> + '_ {
+        let dist = self.dist_to(t);
+        self.edges(s)
+            .filter(move |&e| dist[self.edge_to[e] as usize] + 1 == dist[s])
+    }
+
     fn all_pairs_distances(&self) -> Vec<u8> {
         let n = self.len();
         let mut dist = vec![FAR; n * n];

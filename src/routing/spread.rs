@@ -91,8 +91,6 @@ struct Scratch {
     /// Per switch, what the spreading index is divided by before its choice (d-mod-k's
     /// digits; see [`Scratch::digits`]).
     divisor: Vec<usize>,
-    /// Per level, the most minimal next switches of a switch of that level whose route rises.
-    rising_width: Vec<usize>,
 }
 
 impl Scratch {
@@ -103,7 +101,6 @@ impl Scratch {
             shape: vec![None; n],
             channels: Vec::new(),
             divisor: vec![1; n],
-            rising_width: Vec::new(),
         }
     }
 
@@ -122,10 +119,10 @@ impl Scratch {
             .extend((0..graph.len()).filter(|&s| layers.is_routed(layer, s, t)));
         self.settled
             .sort_by_key(|&s| layers.hops(layer, s, t).unwrap_or(0));
-        self.digits(graph, hierarchy, graph.dist_to(t));
+        self.digits(graph, hierarchy, t);
     }
 
-    /// d-mod-k's digits for the routes into `t` (`dist`: every switch's distance to it): a
+    /// d-mod-k's digits for the routes into `t`: a
     /// route rises through the levels and then falls, so a switch whose minimal next hops all
     /// rise divides the index by the choices of the levels below it (a leaf uses the lowest
     /// digit, a switch one level up the next), and a switch on the falling part by the
@@ -133,35 +130,32 @@ impl Scratch {
     /// over its parallel cables down). Digits by distance to `t` instead would give the
     /// leaves of t's own pod (nearer t than the leaves of other pods) a high digit on a
     /// three-level tree, which every one of t's LIDs shares.
-    fn digits(&mut self, graph: &RoutingGraph, hierarchy: &Hierarchy, dist: &[u8]) {
-        let minimal = |s: usize| {
-            graph
-                .edges(s)
-                .filter(move |&e| dist[graph.edge_to[e] as usize] + 1 == dist[s])
-        };
+    fn digits(&mut self, graph: &RoutingGraph, hierarchy: &Hierarchy, t: usize) {
+        let level = |s: usize| usize::from(hierarchy.level[s]);
         let rises = |s: usize| {
-            minimal(s).all(|e| hierarchy.level[graph.edge_to[e] as usize] > hierarchy.level[s])
+            graph
+                .closer_edges(s, t)
+                .all(|e| level(graph.edge_to[e] as usize) > level(s))
         };
-        self.rising_width.clear();
-        self.rising_width.resize(hierarchy.levels(), 1);
+        let mut width = vec![1usize; hierarchy.levels()];
         for &s in self.settled.iter().skip(1) {
             if rises(s) {
-                let l = usize::from(hierarchy.level[s]);
-                self.rising_width[l] = self.rising_width[l].max(minimal(s).count());
+                width[level(s)] = width[level(s)].max(graph.closer_edges(s, t).count());
             }
         }
-        let all_rising = self
-            .rising_width
-            .iter()
-            .fold(1usize, |a, &w| a.saturating_mul(w));
+        // `below[l]`: the product of the widths of the levels under l; `below[levels]`: of
+        // all of them.
+        let below: Vec<usize> = std::iter::once(1)
+            .chain(width.iter().scan(1usize, |product, &w| {
+                *product = product.saturating_mul(w);
+                Some(*product)
+            }))
+            .collect();
         for &s in self.settled.iter().skip(1) {
-            let l = usize::from(hierarchy.level[s]);
             self.divisor[s] = if rises(s) {
-                self.rising_width[..l]
-                    .iter()
-                    .fold(1usize, |a, &w| a.saturating_mul(w))
+                below[level(s)]
             } else {
-                all_rising
+                below[width.len()]
             };
         }
     }
@@ -190,10 +184,7 @@ impl Scratch {
             let minimal = layers.hops(layer, s, t) == Some(dist[s]);
             self.channels.clear();
             let mut next: Vec<usize> = if minimal {
-                graph
-                    .edges(s)
-                    .filter(|&e| dist[graph.edge_to[e] as usize] + 1 == dist[s])
-                    .collect()
+                graph.closer_edges(s, t).collect()
             } else {
                 vec![tree]
             };
