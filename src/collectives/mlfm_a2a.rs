@@ -329,7 +329,7 @@ pub fn verdict_lines(verdicts: &[ScheduleVerdict]) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::collectives::detect::detect_mlfm;
-    use crate::deadlock::{DefaultSl, PortPairConfig, RouteSls, VerifyOptions, verify};
+    use crate::deadlock::{PortPairConfig, verify_every_sl};
     use crate::routing::{assign_lids, forwarding_tables};
     use crate::topology::Construction;
     use crate::topology::mlfm::Mlfm;
@@ -401,17 +401,7 @@ mod tests {
                 Shortage::Fail,
             )
             .unwrap();
-            let verdict = verify(
-                &found.named,
-                &lids,
-                &done.tables,
-                &DefaultSl(0),
-                &done.sl2vl,
-                &VerifyOptions {
-                    sls: RouteSls::EverySl,
-                    ..VerifyOptions::default()
-                },
-            );
+            let verdict = verify_every_sl(&found.named, &lids, &done.tables, &done.sl2vl);
             assert!(verdict.is_deadlock_free(), "d={d}");
             for v in schedule_verdicts(&found, &found.named, &lids, &done.tables, layers) {
                 assert!(v.congestion_free(), "d={d} {}", v.name);

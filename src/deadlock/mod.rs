@@ -45,7 +45,7 @@ pub use repair::repair_deadlock_free;
 pub use sl2vl::{Sl2VlTables, SlVlRow, SwitchSl2Vl, identity_row};
 pub use verify::{
     Cycle, CycleChannel, CyclicComponent, RouteExample, RouteSls, Verdict, VerifyOptions,
-    VlChannels, verify,
+    VlChannels, verify, verify_every_sl,
 };
 
 use crate::routing::cable_order::CableOrder;

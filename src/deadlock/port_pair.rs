@@ -296,8 +296,7 @@ pub fn port_pair_sl2vl(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::deadlock::path_sl::DefaultSl;
-    use crate::deadlock::verify::{RouteSls, VerifyOptions, verify};
+    use crate::deadlock::verify::verify_every_sl;
     use crate::routing::{RoutingConfig, Turns, assign_lids, route_fabric};
     use crate::topology::TopologySpec;
 
@@ -365,19 +364,7 @@ mod tests {
         let routed = route_fabric(&fabric, &config).unwrap();
         let order = CableOrder::for_routing(&routed.graph, config.seed);
         let sl2vl = port_pair_sl2vl(&fabric, &routed.graph, &order, 8).unwrap();
-        let every_sl = VerifyOptions {
-            sls: RouteSls::EverySl,
-            ..VerifyOptions::default()
-        };
-        verify(
-            &fabric,
-            &routed.lids,
-            &routed.tables,
-            &DefaultSl(0),
-            &sl2vl,
-            &every_sl,
-        )
-        .is_deadlock_free()
+        verify_every_sl(&fabric, &routed.lids, &routed.tables, &sl2vl).is_deadlock_free()
     }
 
     #[test]

@@ -142,8 +142,7 @@ fn changed_lids(
 mod tests {
     use super::*;
     use crate::deadlock::PortPairConfig;
-    use crate::deadlock::verify::{RouteSls, VerifyOptions, verify};
-    use crate::deadlock::{DefaultSl, SchemeChoice, Shortage, route_deadlock_free};
+    use crate::deadlock::{SchemeChoice, Shortage, route_deadlock_free, verify_every_sl};
     use crate::routing::assign_lids;
     use crate::routing::repair::RepairReport;
     use crate::topology::{LinkId, NodeId, PortRef, TopologySpec};
@@ -224,16 +223,11 @@ mod tests {
     /// SL, though only the changed trees were walked for valleys, and checking every LID's
     /// routes finds no valley either.
     fn assert_deadlock_free_for_every_sl(r: &Repaired, what: &str) {
-        let verdict = verify(
+        let verdict = verify_every_sl(
             &r.damaged,
             &r.damaged_lids,
             &r.repaired.tables,
-            &DefaultSl(0),
             &r.repaired.sl2vl,
-            &VerifyOptions {
-                sls: RouteSls::EverySl,
-                ..VerifyOptions::default()
-            },
         );
         assert!(verdict.is_deadlock_free(), "{what}: {verdict}");
         let order = r.repaired.order.as_ref().unwrap();

@@ -128,17 +128,7 @@ fn dfsssp_on_one_vl_is_deadlock_free_whatever_the_sl() {
         SchemeOutcome::Dfsssp { vls_needed: 1, .. }
     ));
     assert_eq!(done.outcome.guarantee(), Guarantee::EverySl);
-    let verdict = verify(
-        &fabric,
-        &lids,
-        &done.tables,
-        &DefaultSl(0),
-        &done.sl2vl,
-        &VerifyOptions {
-            sls: RouteSls::EverySl,
-            ..VerifyOptions::default()
-        },
-    );
+    let verdict = verify_every_sl(&fabric, &lids, &done.tables, &done.sl2vl);
     assert!(
         verdict.is_deadlock_free(),
         "every route on every SL: {verdict}"

@@ -360,7 +360,7 @@ mod tests {
     /// stands), else with the SLs answered for every LID pair.
     #[test]
     fn deadlock_modes_answer_sls_that_the_verifier_accepts() {
-        use crate::deadlock::{DefaultSl, RouteSls, VerifyOptions, verify};
+        use crate::deadlock::{VerifyOptions, verify, verify_every_sl};
         let fabric = slim_fly_q5();
         for mode in [
             DeadlockMode::Auto,
@@ -386,17 +386,7 @@ mod tests {
             }
             let verdict = if routed.guarantee == Some(Guarantee::EverySl) {
                 assert_eq!(qos.path_sl(1, 2), None, "{mode:?}: OpenSM's choice stands");
-                verify(
-                    &fabric,
-                    &lids,
-                    &routed.tables,
-                    &DefaultSl(0),
-                    qos.tables(),
-                    &VerifyOptions {
-                        sls: RouteSls::EverySl,
-                        ..VerifyOptions::default()
-                    },
-                )
+                verify_every_sl(&fabric, &lids, &routed.tables, qos.tables())
             } else {
                 verify(
                     &fabric,

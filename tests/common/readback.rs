@@ -329,17 +329,7 @@ impl ReadBack {
 
     /// The independent verifier on the read-back tables with every route on every SL.
     pub fn verify_every_sl(&self) -> Verdict {
-        verify(
-            &self.fabric,
-            &self.lids,
-            &self.tables,
-            &DefaultSl(0),
-            &self.sl2vl,
-            &VerifyOptions {
-                sls: RouteSls::EverySl,
-                ..VerifyOptions::default()
-            },
-        )
+        ibfabric::deadlock::verify_every_sl(&self.fabric, &self.lids, &self.tables, &self.sl2vl)
     }
 
     /// The independent verifier on the read-back tables with `path_sls`.

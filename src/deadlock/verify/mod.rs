@@ -52,7 +52,7 @@ pub use verdict::{
 };
 
 use super::network::{BrokenRoutes, Channels, Traffic, chunks, threads};
-use super::path_sl::PathSl;
+use super::path_sl::{DefaultSl, PathSl};
 use super::sl2vl::Sl2VlTables;
 use crate::routing::{ForwardingTables, LidTable};
 use crate::topology::Fabric;
@@ -107,6 +107,21 @@ pub fn verify(
     options: &VerifyOptions,
 ) -> Verdict {
     check(fabric, lids, tables, path_sl, sl2vl, None, options)
+}
+
+/// [`verify`] with every route carrying every SL ([`RouteSls::EverySl`]; no path SL is read):
+/// what lanes by port pair promise, for senders that pick their SL themselves.
+pub fn verify_every_sl(
+    fabric: &Fabric,
+    lids: &LidTable,
+    tables: &ForwardingTables,
+    sl2vl: &Sl2VlTables,
+) -> Verdict {
+    let options = VerifyOptions {
+        sls: RouteSls::EverySl,
+        ..VerifyOptions::default()
+    };
+    verify(fabric, lids, tables, &DefaultSl(0), sl2vl, &options)
 }
 
 /// Checks the unicast routes of `tables` and the groups of `multicast` together, in one

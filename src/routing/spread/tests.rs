@@ -4,8 +4,7 @@
 
 use super::*;
 use crate::analysis::{Options, PrefixOptions, analyze};
-use crate::deadlock::verify::{RouteSls, VerifyOptions, verify};
-use crate::deadlock::{DefaultSl, SchemeChoice, Shortage, route_deadlock_free};
+use crate::deadlock::{SchemeChoice, Shortage, route_deadlock_free, verify_every_sl};
 use crate::routing::{RoutingConfig, assign_lids, forwarding_tables, layered};
 use crate::topology::TopologySpec;
 
@@ -78,17 +77,7 @@ fn layer_0_all_to_all(spec: &str, layers: usize, schemes: &[crate::deadlock::Sch
     };
     let done = route_deadlock_free(&fabric, &lids, &graph, &config, schemes, Shortage::Fail)
         .unwrap_or_else(|e| panic!("{spec}: {e}"));
-    let verdict = verify(
-        &fabric,
-        &lids,
-        &done.tables,
-        &DefaultSl(0),
-        &done.sl2vl,
-        &VerifyOptions {
-            sls: RouteSls::EverySl,
-            ..VerifyOptions::default()
-        },
-    );
+    let verdict = verify_every_sl(&fabric, &lids, &done.tables, &done.sl2vl);
     assert!(verdict.is_deadlock_free(), "{spec}: {verdict}");
     layer_0_of(&fabric, &lids, &done.tables, spec)
 }

@@ -10,7 +10,8 @@ use crate::deadlock::path_sl::DefaultSl;
 use crate::deadlock::sl2vl::SLS;
 use crate::deadlock::verify::RouteSls;
 use crate::deadlock::{
-    DeadlockFree, Scheme, SchemeChoice, Shortage, repair_deadlock_free, route_deadlock_free, verify,
+    DeadlockFree, Scheme, SchemeChoice, Shortage, repair_deadlock_free, route_deadlock_free,
+    verify_every_sl,
 };
 use crate::rng::Rng;
 use crate::routing::graph::RoutingGraph;
@@ -420,17 +421,7 @@ fn a_change_to_identical_tables_has_the_snapshots_verdict() {
     let c = change(fabric.clone(), &done, &done);
     let verdict = agrees(&c, "identical");
     let lids = LidTable::from_fabric(&fabric).unwrap();
-    let snapshot = verify(
-        &fabric,
-        &lids,
-        &done.tables,
-        &DefaultSl(0),
-        &done.sl2vl,
-        &VerifyOptions {
-            sls: RouteSls::EverySl,
-            ..VerifyOptions::default()
-        },
-    );
+    let snapshot = verify_every_sl(&fabric, &lids, &done.tables, &done.sl2vl);
     assert_eq!(verdict.changed_entries, 0);
     assert_eq!(verdict.looping_lids, 0);
     assert_eq!(verdict.mixtures.dependencies, snapshot.dependencies);
