@@ -50,12 +50,13 @@ impl Hierarchy {
     }
 
     /// Levels by distance from the switches `is_leaf` picks, if every cable then joins two
-    /// adjacent levels and every switch is reached.
+    /// adjacent levels and every switch is reached. ([`Hierarchy::recognise`] has made sure
+    /// that some switch is no leaf.)
     fn from_leaves(graph: &RoutingGraph, is_leaf: impl Fn(usize) -> bool) -> Option<Self> {
         let n = graph.len();
         let mut level = vec![FAR; n];
         let mut queue: VecDeque<usize> = (0..n).filter(|&s| is_leaf(s)).collect();
-        if queue.is_empty() || queue.len() == n {
+        if queue.is_empty() {
             return None;
         }
         for &s in &queue {
