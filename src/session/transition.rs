@@ -36,7 +36,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::sweep_record::{PassFigures, PassKind};
 use crate::Fabric;
-use crate::deadlock::verify::{After, Before, verify_transition};
+use crate::deadlock::verify::{After, Before, TransitionVerdict, verify_transition};
 use crate::deadlock::{DefaultSl, RouteSls, Sl2VlTables, VerifyOptions};
 use crate::routing::walk::{Dest, DestWalk, Network};
 use crate::routing::{ForwardingTables, LidTable, NO_PORT};
@@ -152,22 +152,29 @@ pub fn stage(
 /// where the transition verifier can prove them (every mixture of forwarding entries and
 /// SL-to-VL tables loop-free and deadlock-free for every route on every SL):
 ///
+/// * when the lanes change and no held route crosses a switch from an input to an output whose
+///   SL-to-VL row changes (a cable that came back changes only its own rows), the lanes change
+///   first, in a pass of their own ([`Staging::lanes_pass`]) that needs no proof: every hop
+///   keeps its VL whichever table its switch holds. The forwarding then changes under the same
+///   lanes, staged afresh;
 /// * with `spare_working`, routes that still work are not dropped without need: the change is
 ///   written at once when that is proven safe; else the first pass moves the entries of every
 ///   LID whose old and new next hops form no loop and drops only the changed entries of the
-///   others, when both passes are proven safe;
-/// * when the lanes change, the last pass of [`stage`]'s plan (which the drop argument covers
-///   only for unchanged lanes) is checked; when it cannot be proven, the lanes change in a pass
-///   of their own ([`Staging::lanes_pass`]), after a first pass that also drops every entry
-///   leaving a switch through a port whose SL-to-VL row changes: no route then crosses a
-///   changing row, so each hop keeps its VL whichever table its port holds, and the last pass
-///   installs the new entries under the new lanes only (the drop argument). Only when an
-///   endport's own row changes is that impossible: [`Staging::last_pass_unproven`] says so.
+///   others, when both passes are proven safe. When a mixture of that pass has a cycle, the
+///   destinations that make one dependency of it are dropped too and the pass is tried again,
+///   up to [`SPARING_ROUNDS`] times while the cycles shrink;
+/// * when the lanes change otherwise, the last pass of [`stage`]'s plan (which the drop
+///   argument covers only for unchanged lanes) is checked; when it cannot be proven, the first
+///   pass also drops the entries of the routes that cross a changing row, so that the lanes
+///   pass can follow, and the last pass installs the new entries under the new lanes only (the
+///   drop argument). Only when an endport's own row changes is that impossible:
+///   [`Staging::last_pass_unproven`] says so.
 ///
-/// Costs up to three runs of the verifier (parallel, linear in routes × hops) when some
-/// changed entry still carried traffic (and `spare_working`) or the lanes change; none
-/// otherwise (`cargo bench --bench staging`: about 130 ms a run on Slim Fly q = 7, 1 s on
-/// q = 11, on 2 cores).
+/// Costs no run of the verifier when no changed entry still carried traffic (or not
+/// `spare_working`) and the lanes stay, or change off the held routes; else one run for the
+/// whole change, up to [`SPARING_ROUNDS`] more (two each when the lanes change) and one for
+/// the last pass (parallel, linear in routes × hops; `cargo bench --bench staging`: about
+/// 130 ms a run on Slim Fly q = 7, 1 s on q = 11, on 2 cores).
 pub fn stage_with_proof(
     fabric: &Fabric,
     lids: &LidTable,
@@ -181,6 +188,23 @@ pub fn stage_with_proof(
     let same_lanes = old_lanes.same_lanes(new_lanes, fabric);
     if same_lanes && (plain.changed == 0 || plain.dropped_working == 0 || !spare_working) {
         return plain;
+    }
+    // A change of lanes that no held route crosses is written first, in a pass of its own: it
+    // needs no proof and drops nothing, and the forwarding then changes under the same lanes.
+    let endports_change = !same_lanes && endport_rows_change(fabric, old_lanes, new_lanes);
+    let off_held = (!same_lanes && !endports_change)
+        .then(|| off_changed_lanes(fabric, lids, held, held, old_lanes, new_lanes));
+    if off_held.as_ref().is_some_and(|off| off.dropped == 0) {
+        return Staging {
+            first_pass: Some(held.clone()),
+            changed: plain.changed,
+            dropped: 0,
+            dropped_working: 0,
+            dropped_for_lanes: 0,
+            moved: 0,
+            last_pass_unproven: false,
+            lanes_pass: true,
+        };
     }
     let proven = |from: (&ForwardingTables, &Sl2VlTables),
                   to: (&ForwardingTables, &Sl2VlTables)| {
@@ -219,35 +243,56 @@ pub fn stage_with_proof(
         };
     }
     if spare_working && plain.dropped_working > 0 {
-        let looping: HashSet<u16> = at_once.loops.iter().map(|l| l.lid).collect();
         let changes = changes(fabric, lids, held, target);
-        let mut first = held.clone();
-        let (mut moved, mut dropped, mut dropped_working) = (0, 0, 0);
-        for c in &changes.forwarding {
-            if looping.contains(&c.lid) {
-                first.set(c.switch, c.lid, NO_PORT);
-                dropped += 1;
-                dropped_working += usize::from(c.working);
-            } else {
-                let port = target.port(c.switch, c.lid).unwrap_or(NO_PORT);
-                first.set(c.switch, c.lid, port);
-                moved += 1;
+        let mut held_back: HashSet<u16> = at_once.loops.iter().map(|l| l.lid).collect();
+        let mut last_cyclic = None;
+        for _ in 0..SPARING_ROUNDS {
+            let mut first = held.clone();
+            let (mut moved, mut dropped, mut dropped_working) = (HashSet::new(), 0, 0);
+            for c in &changes.forwarding {
+                if held_back.contains(&c.lid) {
+                    first.set(c.switch, c.lid, NO_PORT);
+                    dropped += 1;
+                    dropped_working += usize::from(c.working);
+                } else {
+                    first.set(
+                        c.switch,
+                        c.lid,
+                        target.port(c.switch, c.lid).unwrap_or(NO_PORT),
+                    );
+                    moved.insert(c.lid);
+                }
             }
-        }
-        let partial_proven = moved > 0
-            && proven((held, old_lanes), (&first, old_lanes)).is_safe()
-            && (same_lanes || proven((&first, old_lanes), (target, new_lanes)).is_safe());
-        if partial_proven {
-            return Staging {
-                first_pass: (dropped > 0).then_some(first),
-                changed: plain.changed,
-                dropped,
-                dropped_working,
-                dropped_for_lanes: 0,
-                moved,
-                last_pass_unproven: false,
-                lanes_pass: false,
-            };
+            if moved.is_empty() {
+                break;
+            }
+            let verdict = proven((held, old_lanes), (&first, old_lanes));
+            if verdict.is_safe()
+                && (same_lanes || proven((&first, old_lanes), (target, new_lanes)).is_safe())
+            {
+                let moved_entries = changes.forwarding.len() - dropped;
+                return Staging {
+                    // Entries that did not forward before are new ones: the next pass writes them.
+                    first_pass: (first != *target).then_some(first),
+                    changed: plain.changed,
+                    dropped,
+                    dropped_working,
+                    dropped_for_lanes: 0,
+                    moved: moved_entries,
+                    last_pass_unproven: false,
+                    lanes_pass: false,
+                };
+            }
+            let more = culprits(&verdict, &moved);
+            let cyclic = cyclic_channels(&verdict);
+            // Cycles that many destinations make (the return to a full routing after a
+            // repair) barely shrink from round to round: stop rather than spend more time
+            // under the lock.
+            if more.is_empty() || last_cyclic.is_some_and(|last| cyclic * 4 > last * 3) {
+                break;
+            }
+            last_cyclic = Some(cyclic);
+            held_back.extend(more);
         }
     }
     if same_lanes {
@@ -261,43 +306,31 @@ pub fn stage_with_proof(
     if last_proven {
         return plain;
     }
-    match off_changed_lanes(
-        fabric,
-        lids,
-        held,
-        plain.first_pass.as_ref().unwrap_or(held),
-        old_lanes,
-        new_lanes,
-    ) {
-        Some(off) if off.dropped == 0 => Staging {
-            first_pass: Some(held.clone()),
-            changed: plain.changed,
-            dropped: 0,
-            dropped_working: 0,
-            dropped_for_lanes: 0,
-            moved: 0,
-            last_pass_unproven: false,
-            lanes_pass: true,
-        },
-        Some(off) => Staging {
-            first_pass: Some(off.tables),
-            changed: plain.changed,
-            dropped: plain.dropped + off.dropped,
-            dropped_working: plain.dropped_working + off.dropped_working,
-            dropped_for_lanes: off.dropped,
-            moved: 0,
-            last_pass_unproven: false,
-            lanes_pass: false,
-        },
-        None => Staging {
+    // Else the first pass also takes the held routes that cross a changing row off it.
+    let Some(off_held) = off_held else {
+        return Staging {
             last_pass_unproven: true,
             ..plain
-        },
+        };
+    };
+    let off = match &plain.first_pass {
+        Some(first) => off_changed_lanes(fabric, lids, held, first, old_lanes, new_lanes),
+        None => off_held,
+    };
+    Staging {
+        first_pass: Some(off.tables),
+        changed: plain.changed,
+        dropped: plain.dropped + off.dropped,
+        dropped_working: plain.dropped_working + off.dropped_working,
+        dropped_for_lanes: off.dropped,
+        moved: 0,
+        last_pass_unproven: false,
+        lanes_pass: false,
     }
 }
 
-/// `first` with the entries dropped that would send packets out of a port whose SL-to-VL
-/// row changes (for any input port) between `old_lanes` and `new_lanes`.
+/// `first` with the entries dropped that would carry packets across a port pair whose
+/// SL-to-VL row changes between `old_lanes` and `new_lanes`.
 struct OffChangedLanes {
     tables: ForwardingTables,
     /// Entries it drops beyond `first`'s.
@@ -306,10 +339,80 @@ struct OffChangedLanes {
     dropped_working: usize,
 }
 
-/// The forwarding under which a change of lanes is safe in any order: no route leaves a
-/// switch through a port whose row changes, so every hop keeps its VL whichever table the
-/// port holds (the routes are a subset of `first`'s, which are safe with the old lanes).
-/// `None` when an endport's own row changes (its first hop's VL would change on every route).
+/// How many times [`stage_with_proof`] holds back the destinations that make a cycle of the
+/// mixtures and tries again to move the others at once: each try is a run of the verifier
+/// under the subnet manager's lock.
+const SPARING_ROUNDS: usize = 4;
+
+/// The destination LIDs to hold back (drop rather than move) so that the mixtures `verdict`
+/// found unsafe lose their loops and cycles: every LID that loops, and in each cycle the
+/// moved LIDs of the dependency that fewest of them make (a dependency no moved LID makes
+/// cannot be broken by holding one back). `moved`: the LIDs whose changed entries the checked
+/// pass moved.
+fn culprits(verdict: &TransitionVerdict, moved: &HashSet<u16>) -> HashSet<u16> {
+    let mut lids: HashSet<u16> = verdict.loops.iter().map(|l| l.lid).collect();
+    let cycles = verdict.mixtures.cycle.iter().chain(
+        verdict
+            .mixtures
+            .cyclic_components
+            .iter()
+            .filter_map(|c| c.cycle.as_ref()),
+    );
+    for cycle in cycles {
+        let fewest = cycle
+            .channels
+            .iter()
+            .map(|c| {
+                c.dlids
+                    .iter()
+                    .copied()
+                    .filter(|lid| moved.contains(lid))
+                    .collect::<Vec<u16>>()
+            })
+            .filter(|made| !made.is_empty())
+            .max_by_key(Vec::len);
+        lids.extend(fewest.into_iter().flatten());
+    }
+    lids
+}
+
+/// The channels in the cyclic components of the mixtures `verdict` checked.
+fn cyclic_channels(verdict: &TransitionVerdict) -> usize {
+    verdict
+        .mixtures
+        .cyclic_components
+        .iter()
+        .map(|c| c.channels)
+        .sum()
+}
+
+/// Whether the row of a cabled CA or router port changes: its first hop's VL would change on
+/// every route it sends, which no forwarding can avoid.
+fn endport_rows_change(fabric: &Fabric, old_lanes: &Sl2VlTables, new_lanes: &Sl2VlTables) -> bool {
+    fabric.nodes().iter().enumerate().any(|(i, node)| {
+        !node.is_switch()
+            && (1..=node.num_ports()).any(|port| {
+                let p = PortRef {
+                    node: NodeId(i as u32),
+                    port,
+                };
+                fabric.peer(p).is_some() && old_lanes.port_row(p) != new_lanes.port_row(p)
+            })
+    })
+}
+
+/// The forwarding under which a change of lanes is safe in any order, when no endport's row
+/// changes ([`endport_rows_change`]): no packet crosses a switch from an input port to an
+/// output port whose row changes, so every hop keeps its VL whichever table the switch holds
+/// (the routes are a subset of `first`'s, which are safe with the old lanes).
+///
+/// An entry (switch, LID) is dropped only when a packet to that LID can reach it through an
+/// input whose row to the entry's output changes: port 0 and the ports of CAs, which inject to
+/// every LID, or a switch cable whose far switch forwards that LID into it under `first`. The
+/// rows of a cable that `first` sends nothing over (one that came back since `first` was
+/// computed: its rows are new, but nothing enters through it yet) do not drop anything. Inputs
+/// are taken from `first` before any of these drops; a drop only removes inputs, so the
+/// result is safe.
 fn off_changed_lanes(
     fabric: &Fabric,
     lids: &LidTable,
@@ -317,45 +420,85 @@ fn off_changed_lanes(
     first: &ForwardingTables,
     old_lanes: &Sl2VlTables,
     new_lanes: &Sl2VlTables,
-) -> Option<OffChangedLanes> {
-    for node in fabric.nodes().iter().enumerate() {
-        let (id, node) = (NodeId(node.0 as u32), node.1);
-        if node.is_switch() {
-            continue;
-        }
-        for port in 1..=node.num_ports() {
-            let p = PortRef { node: id, port };
-            if fabric.peer(p).is_some() && old_lanes.port_row(p) != new_lanes.port_row(p) {
-                return None;
-            }
-        }
-    }
+) -> OffChangedLanes {
     let mut tables = first.clone();
     let mut off = Vec::new();
     for s in fabric.switches() {
-        let n = fabric.node(s).num_ports();
-        let cabled = |port: u8| port == 0 || fabric.peer(PortRef { node: s, port }).is_some();
-        let changed_out: Vec<bool> = (0..=n)
-            .map(|out| {
-                cabled(out)
-                    && (0..=n)
-                        .filter(|&i| cabled(i))
-                        .any(|i| old_lanes.switch_row(s, i, out) != new_lanes.switch_row(s, i, out))
-            })
-            .collect();
+        let inputs = ChangedInputs::of(fabric, s, old_lanes, new_lanes);
+        if inputs.none_changed() {
+            continue;
+        }
         for (lid, &port) in first.table(s).iter().enumerate() {
-            if port != NO_PORT && port != 0 && changed_out.get(usize::from(port)) == Some(&true) {
-                tables.set(s, lid as u16, NO_PORT);
-                off.push((s, lid as u16));
+            if port == NO_PORT || port == 0 {
+                continue;
+            }
+            let lid = lid as u16;
+            if inputs.crossed(port, |far| first.port(far.node, lid) == Some(far.port)) {
+                tables.set(s, lid, NO_PORT);
+                off.push((s, lid));
             }
         }
     }
     let dropped_working = working(fabric, lids, held, &off);
-    Some(OffChangedLanes {
+    OffChangedLanes {
         tables,
         dropped: off.len(),
         dropped_working,
-    })
+    }
+}
+
+/// For one switch, the port pairs whose SL-to-VL row changes, by output port: the inputs that
+/// inject to every LID (port 0 and CA ports) and the switch cables, each with the far end that
+/// feeds it.
+struct ChangedInputs {
+    /// Per output port: some injecting input's row to it changes.
+    from_injection: Vec<bool>,
+    /// Per output port: the far ends (switch, port) of the switch cables whose row to it
+    /// changes.
+    from_switches: Vec<Vec<PortRef>>,
+}
+
+impl ChangedInputs {
+    fn of(fabric: &Fabric, s: NodeId, old_lanes: &Sl2VlTables, new_lanes: &Sl2VlTables) -> Self {
+        let n = fabric.node(s).num_ports();
+        let peer = |port: u8| fabric.peer(PortRef { node: s, port });
+        let mut inputs = ChangedInputs {
+            from_injection: vec![false; usize::from(n) + 1],
+            from_switches: vec![Vec::new(); usize::from(n) + 1],
+        };
+        for out in (1..=n).filter(|&o| peer(o).is_some()) {
+            let o = usize::from(out);
+            for i in 0..=n {
+                let far = if i == 0 { None } else { peer(i) };
+                if (i != 0 && far.is_none())
+                    || old_lanes.switch_row(s, i, out) == new_lanes.switch_row(s, i, out)
+                {
+                    continue;
+                }
+                match far.filter(|f| fabric.node(f.node).is_switch()) {
+                    Some(far) => inputs.from_switches[o].push(far),
+                    None => inputs.from_injection[o] = true,
+                }
+            }
+        }
+        inputs
+    }
+
+    fn none_changed(&self) -> bool {
+        !self.from_injection.iter().any(|&c| c) && self.from_switches.iter().all(Vec::is_empty)
+    }
+
+    /// Whether a packet leaving through `out` may have entered through a changed row:
+    /// `feeds(far)` says whether the far end of a switch cable forwards the packet's LID into
+    /// it.
+    fn crossed(&self, out: u8, feeds: impl Fn(PortRef) -> bool) -> bool {
+        let o = usize::from(out);
+        self.from_injection.get(o) == Some(&true)
+            || self
+                .from_switches
+                .get(o)
+                .is_some_and(|fars| fars.iter().any(|&far| feeds(far)))
+    }
 }
 
 /// How many of the (switch, LID) `entries` lie on a held route that reaches its destination.

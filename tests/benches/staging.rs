@@ -8,20 +8,25 @@
 //! Markdown row per step: the changed entries, the drop pass of `stage` (entries dropped, of
 //! them still working) and its time, and `stage_with_proof` (the transition verifier sparing
 //! working routes and checking a change of lanes): entries dropped, still working, moved,
-//! whether the lanes change and get a pass of their own, and its time.
+//! whether the lanes change and get a pass of their own, and its time; then the whole change
+//! as the plugin writes it, each pass staged afresh with the proof from what the previous one
+//! left: the passes (d drop, l lanes, i install), the entries dropped over all of them, of
+//! them still working, and the time the plans took, all passes together (one run).
 
 #[path = "measure.rs"]
 mod measure;
 
 use ibfabric::Fabric;
 use ibfabric::deadlock::Shortage;
+use ibfabric::deadlock::Sl2VlTables;
 use ibfabric::options::DeadlockMode;
 use ibfabric::rng::Rng;
-use ibfabric::routing::{LidTable, RoutingConfig, assign_lids};
+use ibfabric::routing::{ForwardingTables, LidTable, RoutingConfig, assign_lids};
 use ibfabric::session::transition::{stage, stage_with_proof};
 use ibfabric::session::{DeadlockSettings, Routed, repair, route};
 use ibfabric::topology::TopologySpec;
 use measure::{measure, median, ms};
+use std::time::{Duration, Instant};
 
 fn settings() -> DeadlockSettings {
     DeadlockSettings {
@@ -29,6 +34,36 @@ fn settings() -> DeadlockSettings {
         vls: 8,
         shortage: Shortage::Fail,
     }
+}
+
+/// The whole change from `held` with `old_lanes` to `target` with `new_lanes`, each pass staged
+/// with the proof from what the last one left: the passes' kinds, and the entries dropped over
+/// all passes and, of them, those still working.
+fn follow(
+    fabric: &Fabric,
+    lids: &LidTable,
+    held: &ForwardingTables,
+    target: &ForwardingTables,
+    old_lanes: &Sl2VlTables,
+    new_lanes: &Sl2VlTables,
+) -> (String, usize, usize, Duration) {
+    let (mut tables, mut lanes) = (held.clone(), old_lanes.clone());
+    let mut planning = Duration::ZERO;
+    let (mut kinds, mut dropped, mut working) = (String::new(), 0, 0);
+    while tables != *target || !lanes.same_lanes(new_lanes, fabric) {
+        assert!(kinds.len() < 6, "more than 6 passes");
+        let started = Instant::now();
+        let s = stage_with_proof(fabric, lids, &tables, target, &lanes, new_lanes, true);
+        planning += started.elapsed();
+        dropped += s.dropped;
+        working += s.dropped_working;
+        (tables, lanes, kinds) = match s.first_pass {
+            Some(first) if s.lanes_pass => (first, new_lanes.clone(), kinds + "l"),
+            Some(first) => (first, lanes, kinds + "d"),
+            None => (target.clone(), new_lanes.clone(), kinds + "i"),
+        };
+    }
+    (kinds, dropped, working, planning)
 }
 
 /// One step's row: the change from `held` (lanes of `old`) to `new` on `fabric`.
@@ -49,8 +84,16 @@ fn row(q: u32, step: &str, fabric: &Fabric, old: &Routed, new: &Routed) {
         )
     });
     let lanes_change = !old_lanes.same_lanes(&new_lanes, fabric);
+    let (passes, all_dropped, all_working, planning) = follow(
+        fabric,
+        &lids,
+        &old.tables,
+        &new.tables,
+        &old_lanes,
+        &new_lanes,
+    );
     println!(
-        "| q = {q} | {step} | {} | {} / {} | {} | {} / {} / {} | {} | {} |",
+        "| q = {q} | {step} | {} | {} / {} | {} | {} / {} / {} | {} | {} | {passes}: {all_dropped} / {all_working} | {} |",
         plain.changed,
         plain.dropped,
         plain.dropped_working,
@@ -67,6 +110,7 @@ fn row(q: u32, step: &str, fabric: &Fabric, old: &Routed, new: &Routed) {
             (true, false) => "yes: proven",
         },
         ms(median(&proof_times)),
+        ms(planning),
     );
 }
 
@@ -87,9 +131,10 @@ fn main() {
     };
     println!(
         "| fabric | step | entries changed | stage: dropped / still working | time | \
-         with proof: dropped / still working / moved | lanes change | time |"
+         with proof: dropped / still working / moved | lanes change | time | \
+         whole change: passes: dropped / still working | time |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let full = route(whole.clone(), &config, &settings()).unwrap();
     let cables: Vec<u32> = (0..whole.links().len() as u32)
         .filter(|&i| {
