@@ -56,8 +56,12 @@ pub fn spread_forwarding_tables(
         }
     }
     let mut scratch = Scratch::new(graph.len());
+    scratch.rank_leaves(&hierarchy);
     for (&(t, layer, own), group) in &groups {
-        scratch.settle_order(graph, layers, layer, t, &hierarchy);
+        // Switches' own LIDs all take the first channel (below): no digit to offset.
+        let spread_lids = (!own).then_some(group.len());
+        scratch.settle_order(graph, layers, layer, t, &hierarchy, spread_lids);
+        let even = scratch.evenly_spread(group.len());
         for (j, &lid) in group.iter().enumerate() {
             // Destination switch t's LIDs start t·|group| channels on, so that where a switch
             // has more channels than a destination has LIDs (parallel cables) the
@@ -67,7 +71,12 @@ pub fn spread_forwarding_tables(
             // again, while spread they would go over different leaves and close cycles of
             // channel dependencies with the hosts' routes that one VL cannot break.
             let k = if own { 0 } else { j + layer + t * group.len() };
-            if scratch.spread(graph, layers, layer, t, k, order) {
+            // The LIDs past the last whole round of t's cables up (see `Scratch::digits`).
+            let index = LidIndex {
+                k,
+                extra: (!own && j >= even).then(|| j - even + layer),
+            };
+            if scratch.spread(graph, layers, layer, t, index, order) {
                 for &s in &scratch.settled {
                     if s != t {
                         let (_, port) = scratch.channel[s];
@@ -78,6 +87,16 @@ pub fn spread_forwarding_tables(
         }
     }
     tables
+}
+
+/// Where one LID's routes go at each switch.
+#[derive(Debug, Clone, Copy)]
+struct LidIndex {
+    /// d-mod-k's spreading index, divided by each switch's digit.
+    k: usize,
+    /// For one of the destination's LIDs past the last whole round of its cables up: its
+    /// position among them plus the layer, from which the leaves start at their offset.
+    extra: Option<usize>,
 }
 
 /// Per destination tree: the settle order, and per LID each switch's chosen channel and the
@@ -91,6 +110,14 @@ struct Scratch {
     /// Per switch, what the spreading index is divided by before its choice (d-mod-k's
     /// digits; see [`Scratch::digits`]).
     divisor: Vec<usize>,
+    /// Per switch, the first choice of the extra LIDs, when the destination's LIDs cannot be
+    /// spread evenly over its cables up: set for the leaves only (see [`Scratch::digits`]).
+    offset: Vec<Option<usize>>,
+    /// Per switch, its rank among the leaves (level 0), and the number of leaves.
+    leaf_rank: Vec<usize>,
+    leaves: usize,
+    /// The destination's cables up to the next level.
+    cables_up: usize,
 }
 
 impl Scratch {
@@ -101,6 +128,21 @@ impl Scratch {
             shape: vec![None; n],
             channels: Vec::new(),
             divisor: vec![1; n],
+            offset: vec![None; n],
+            leaf_rank: vec![0; n],
+            leaves: 0,
+            cables_up: 0,
+        }
+    }
+
+    /// Numbers the leaves (level 0) in switch order.
+    fn rank_leaves(&mut self, hierarchy: &Hierarchy) {
+        self.leaves = 0;
+        for (s, &level) in hierarchy.level.iter().enumerate() {
+            if level == 0 {
+                self.leaf_rank[s] = self.leaves;
+                self.leaves += 1;
+            }
         }
     }
 
@@ -113,13 +155,14 @@ impl Scratch {
         layer: usize,
         t: usize,
         hierarchy: &Hierarchy,
+        lids: Option<usize>,
     ) {
         self.settled.clear();
         self.settled
             .extend((0..graph.len()).filter(|&s| layers.is_routed(layer, s, t)));
         self.settled
             .sort_by_key(|&s| layers.hops(layer, s, t).unwrap_or(0));
-        self.digits(graph, hierarchy, t);
+        self.digits(graph, hierarchy, t, lids);
     }
 
     /// d-mod-k's digits for the routes into `t`: a
@@ -130,7 +173,26 @@ impl Scratch {
     /// over its parallel cables down). Digits by distance to `t` instead would give the
     /// leaves of t's own pod (nearer t than the leaves of other pods) a high digit on a
     /// three-level tree, which every one of t's LIDs shares.
-    fn digits(&mut self, graph: &RoutingGraph, hierarchy: &Hierarchy, t: usize) {
+    ///
+    /// The lowest digit picks the cable down into `t` (on a three-level tree, through the
+    /// group of spines it picks). When `t`'s `lids` (`None`: its own LIDs, which are not
+    /// spread) outnumber its cables up and are not a multiple of them (a cable lost: four
+    /// LIDs over three cables), the LIDs past the last whole round of cables — the extra
+    /// ones — would go the same way from every leaf, and one cable into `t` would carry twice
+    /// the share of the others. Each leaf instead starts the extra LIDs at the choice given by
+    /// its shift to `t` (`t`'s rank among the leaves minus its own, as in a shift all-to-all)
+    /// times the number of extras: the leaves sending to one `t` have different shifts, so
+    /// their extras go down different cables into `t` as long as there are cables, and one
+    /// leaf's shifts to different destinations differ too, so its own cables up share them. Every other LID keeps d-mod-k's choice (every source picks
+    /// the same cable for it, so those hosts of a leaf are received over different cables in
+    /// any permutation, and an extra one shares a cable with one of them, as it would anyway).
+    fn digits(
+        &mut self,
+        graph: &RoutingGraph,
+        hierarchy: &Hierarchy,
+        t: usize,
+        lids: Option<usize>,
+    ) {
         let level = |s: usize| usize::from(hierarchy.level[s]);
         let rises = |s: usize| {
             graph
@@ -143,6 +205,13 @@ impl Scratch {
                 width[level(s)] = width[level(s)].max(graph.closer_edges(s, t).count());
             }
         }
+        self.cables_up = graph
+            .edges(t)
+            .filter(|&e| level(graph.edge_to[e] as usize) > level(t))
+            .map(|e| graph.ports(e).len())
+            .sum();
+        let extras = lids.map_or(0, |lids| lids - self.evenly_spread(lids));
+        let uneven = extras > 0;
         // `below[l]`: the product of the widths of the levels under l; `below[levels]`: of
         // all of them.
         let below: Vec<usize> = std::iter::once(1)
@@ -152,15 +221,31 @@ impl Scratch {
             }))
             .collect();
         for &s in self.settled.iter().skip(1) {
-            self.divisor[s] = if rises(s) {
+            let rising = rises(s);
+            self.divisor[s] = if rising {
                 below[level(s)]
             } else {
                 below[width.len()]
             };
+            self.offset[s] = (uneven && rising && level(s) == 0).then(|| {
+                let leaves = self.leaves.max(1);
+                let shift = (self.leaf_rank[t] + 2 * leaves - self.leaf_rank[s] - 1) % leaves;
+                shift * extras
+            });
         }
     }
 
-    /// Chooses every settled switch's channel for the LID with spreading index `k`; false when
+    /// How many of a destination's `lids` (the first ones) make whole rounds of its cables up:
+    /// all of them when they are a multiple of the cables, or fewer than the cables.
+    fn evenly_spread(&self, lids: usize) -> usize {
+        match self.cables_up {
+            0 => lids,
+            c if lids < c => lids,
+            c => lids - lids % c,
+        }
+    }
+
+    /// Chooses every settled switch's channel for the LID with spreading `index`; false when
     /// some switch has no channel that keeps its route unimodal in `order` (the LID then keeps
     /// the layer's tree).
     fn spread(
@@ -169,7 +254,7 @@ impl Scratch {
         layers: &Layers,
         layer: usize,
         t: usize,
-        k: usize,
+        index: LidIndex,
         order: Option<&CableOrder>,
     ) -> bool {
         for &s in &self.settled {
@@ -210,7 +295,10 @@ impl Scratch {
             if self.channels.is_empty() {
                 return false;
             }
-            let index = k / self.divisor[s];
+            let index = match (index.extra, self.offset[s]) {
+                (Some(extra), Some(offset)) => extra + offset,
+                _ => index.k / self.divisor[s],
+            };
             let (e, port) = self.channels[index % self.channels.len()];
             self.channel[s] = (e, port);
             let head = graph.edge_to[e] as usize;

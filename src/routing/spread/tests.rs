@@ -186,3 +186,109 @@ fn fat_trees_on_one_vl_stay_deadlock_free_with_dfsssp_on_every_sl() {
         layer_0_all_to_all(&spec(tree), 4, &SchemeChoice::Dfsssp.schemes(1));
     }
 }
+
+/// Every two-level fat tree of the range above where a leaf's hosts outnumber its cables up
+/// and are not a multiple of them, so that d-mod-k, every source choosing alike, sends two
+/// LIDs down some cable into a leaf where the others carry one.
+fn uneven_fat_trees() -> Vec<(usize, usize, usize, usize)> {
+    let mut trees = Vec::new();
+    for leaves in [2, 3, 5] {
+        for spines in 1..=4 {
+            for links in 1..=3 {
+                for hosts in [3, 4, 5, 6, 8] {
+                    let up = spines * links;
+                    if hosts > up && hosts % up != 0 {
+                        trees.push((leaves, spines, links, hosts));
+                    }
+                }
+            }
+        }
+    }
+    trees
+}
+
+/// The all-to-all throughput of the best routing of a two-level fat tree that sends each
+/// (source leaf, destination LID) pair down one cable, as a destination-based routing does
+/// (`sharing`: the extra LIDs of the `leaves − 1` sources into a leaf spread over its cables,
+/// each cable taking the whole rounds of LIDs of every source plus its share of the extras;
+/// else every source sends each LID alike, and some cable takes a whole round more).
+fn one_cable_a_pair_bound(tree: (usize, usize, usize, usize), sharing: bool) -> f64 {
+    let (leaves, spines, links, hosts) = tree;
+    let (n, cables, sources) = (leaves * hosts, spines * links, leaves - 1);
+    let pairs = if sharing {
+        sources * (hosts / cables) + (sources * (hosts % cables)).div_ceil(cables)
+    } else {
+        sources * hosts.div_ceil(cables)
+    };
+    1.0f64.min((n - 1) as f64 / (hosts * pairs) as f64)
+}
+
+#[test]
+fn layer_0_of_uneven_fat_trees_shares_the_extra_lids_and_stays_deadlock_free_on_every_sl() {
+    // With one cable per leaf and spine, the leaves' shifts send the extra LIDs down
+    // different cables: the best a one-cable-a-pair routing can do. With parallel cables the
+    // spines pick the cable down alike for every source, so that is not reached everywhere,
+    // but layer 0 is never below every source choosing alike.
+    for tree in uneven_fat_trees() {
+        let spec = spec(tree);
+        let a2a = layer_0_all_to_all(&spec, 1, &SchemeChoice::Auto.schemes(8));
+        let (shared, alike) = (
+            one_cable_a_pair_bound(tree, true),
+            one_cable_a_pair_bound(tree, false),
+        );
+        if tree.2 == 1 {
+            assert!(
+                (a2a - shared).abs() < 1e-9,
+                "{spec}: layer 0 all-to-all {a2a} against the bound {shared}"
+            );
+        } else {
+            assert!(
+                a2a >= alike - 1e-9,
+                "{spec}: layer 0 all-to-all {a2a} below every source alike {alike}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_three_level_tree_that_lost_a_leaf_uplink_carries_all_to_all_at_its_bound() {
+    // 4-ary 3-tree (64 hosts) without one cable from a leaf up: that leaf's four hosts send and
+    // receive the traffic of 60 others over three cables, which bounds all-to-all at
+    // 3 (N − 1) / (4 (N − 4)); layer 0 reaches it.
+    let (whole, _, _) = fabric("kary-ntree:k=4,n=3", 4);
+    let is_switch = |n: crate::topology::NodeId| whole.node(n).is_switch();
+    let leaf = whole
+        .links()
+        .iter()
+        .find_map(|l| match (is_switch(l.a.node), is_switch(l.b.node)) {
+            (true, false) => Some(l.a.node),
+            (false, true) => Some(l.b.node),
+            _ => None,
+        })
+        .unwrap();
+    let up = whole
+        .links()
+        .iter()
+        .position(|l| {
+            (l.a.node == leaf && is_switch(l.b.node)) || (l.b.node == leaf && is_switch(l.a.node))
+        })
+        .unwrap() as u32;
+    let damaged = whole.after_losses(|_| false, |l| l.0 == up);
+    let lids = LidTable::from_fabric(&damaged).unwrap();
+    let graph = RoutingGraph::new(&damaged);
+    let config = RoutingConfig {
+        layers: 4,
+        ..RoutingConfig::default()
+    };
+    let schemes = SchemeChoice::PortPair.schemes(8);
+    let done =
+        route_deadlock_free(&damaged, &lids, &graph, &config, &schemes, Shortage::Fail).unwrap();
+    let verdict = verify_every_sl(&damaged, &lids, &done.tables, &done.sl2vl);
+    assert!(verdict.is_deadlock_free(), "{verdict}");
+    let a2a = layer_0_of(&damaged, &lids, &done.tables, "damaged 4-ary 3-tree");
+    let bound = 3.0 * 63.0 / (4.0 * 60.0);
+    assert!(
+        (a2a - bound).abs() < 1e-9,
+        "layer 0 all-to-all {a2a} against the bound {bound}"
+    );
+}
