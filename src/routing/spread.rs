@@ -177,7 +177,8 @@ impl Scratch {
     /// The lowest digit picks the cable down into `t` (on a three-level tree, through the
     /// group of spines it picks). When `t`'s `lids` (`None`: its own LIDs, which are not
     /// spread) outnumber its cables up and are not a multiple of them (a cable lost: four
-    /// LIDs over three cables), the LIDs past the last whole round of cables — the extra
+    /// LIDs over three cables) and each cable up goes to a switch of its own, the LIDs past
+    /// the last whole round of cables — the extra
     /// ones — would go the same way from every leaf, and one cable into `t` would carry twice
     /// the share of the others. Each leaf instead starts the extra LIDs at the choice given by
     /// its shift to `t` (`t`'s rank among the leaves minus its own, as in a shift all-to-all)
@@ -205,12 +206,19 @@ impl Scratch {
                 width[level(s)] = width[level(s)].max(graph.closer_edges(s, t).count());
             }
         }
-        self.cables_up = graph
-            .edges(t)
-            .filter(|&e| level(graph.edge_to[e] as usize) > level(t))
-            .map(|e| graph.ports(e).len())
-            .sum();
-        let extras = lids.map_or(0, |lids| lids - self.evenly_spread(lids));
+        let up = || {
+            graph
+                .edges(t)
+                .filter(|&e| level(graph.edge_to[e] as usize) > level(t))
+        };
+        self.cables_up = up().map(|e| graph.ports(e).len()).sum();
+        // Over parallel cables the switch above picks the cable down by its own digit, which
+        // the leaves' shifts do not reach: there the extras keep d-mod-k's choice (measured on
+        // a real cluster under OpenSM's LIDs, shifting them there lost 10 %).
+        let single_cables = up().all(|e| graph.ports(e).len() == 1);
+        let extras = lids
+            .filter(|_| single_cables)
+            .map_or(0, |lids| lids - self.evenly_spread(lids));
         let uneven = extras > 0;
         // `below[l]`: the product of the widths of the levels under l; `below[levels]`: of
         // all of them.

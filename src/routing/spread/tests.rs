@@ -226,9 +226,9 @@ fn one_cable_a_pair_bound(tree: (usize, usize, usize, usize), sharing: bool) -> 
 #[test]
 fn layer_0_of_uneven_fat_trees_shares_the_extra_lids_and_stays_deadlock_free_on_every_sl() {
     // With one cable per leaf and spine, the leaves' shifts send the extra LIDs down
-    // different cables: the best a one-cable-a-pair routing can do. With parallel cables the
-    // spines pick the cable down alike for every source, so that is not reached everywhere,
-    // but layer 0 is never below every source choosing alike.
+    // different cables: the best a one-cable-a-pair routing can do. Over parallel cables the
+    // spines pick the cable down by their own digit and the extras keep d-mod-k's choice;
+    // layer 0 is still never below every source choosing alike.
     for tree in uneven_fat_trees() {
         let spec = spec(tree);
         let a2a = layer_0_all_to_all(&spec, 1, &SchemeChoice::Auto.schemes(8));
