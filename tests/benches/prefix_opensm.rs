@@ -51,6 +51,7 @@ const CASES: &[(&str, u8, &[&str])] = &[
         FAT_TREE,
     ),
     ("kary-ntree:k=4,n=3", 2, FAT_TREE),
+    (DAMAGED_TREE, 2, REAL_TREE),
     (SUPERPOD, 2, REAL_TREE),
     (FDR10_CLUSTER, 2, REAL_TREE),
     ("mlfm:d=4", 2, OTHER),
@@ -279,8 +280,28 @@ fn run(spec: &str, lmc: u8, engine: &str) {
     );
 }
 
-/// The fabric of a case: a topology spec built, or a shared dump read (`None` when missing).
+/// The 4-ary 3-tree without one cable from a leaf up: the extra LID of each destination
+/// over the leaf's three cables (see `routing::spread`).
+const DAMAGED_TREE: &str = "kary-ntree:k=4,n=3 without a leaf uplink";
+
+/// The fabric of a case: a topology spec built (with " without a leaf uplink": less the first
+/// cable from a leaf up), or a shared dump read (`None` when missing).
 fn fabric_of(spec: &str) -> Option<Fabric> {
+    if let Some(whole) = spec.strip_suffix(" without a leaf uplink") {
+        let whole = common::generated(whole);
+        let is_switch = |n| whole.node(n).is_switch();
+        let leaf = whole.links().iter().find_map(|l| {
+            match (is_switch(l.a.node), is_switch(l.b.node)) {
+                (true, false) => Some(l.a.node),
+                (false, true) => Some(l.b.node),
+                _ => None,
+            }
+        })?;
+        let up = whole.links().iter().position(|l| {
+            (l.a.node == leaf && is_switch(l.b.node)) || (l.b.node == leaf && is_switch(l.a.node))
+        })? as u32;
+        return Some(whole.after_losses(|_| false, |l| l.0 == up));
+    }
     match spec.strip_prefix("dump:") {
         Some(file) => {
             let text = common::shared_fixtures::shared_text(file)?;
