@@ -283,6 +283,25 @@ fn both_passes_of_a_staged_repair_are_proven_safe_for_every_sl() {
     ));
 }
 
+/// `spec` routed in full, and that routing repaired after losing its `cable`-th switch cable
+/// (`None` when the repair cannot keep the fabric routed).
+fn full_and_repaired(
+    spec: &str,
+    cable: usize,
+) -> Option<(Fabric, crate::session::Routed, crate::session::Routed)> {
+    let f = fabric(spec);
+    let full = route(f.clone(), &config(1), &port_pair()).unwrap();
+    let fixed = repair(
+        &full,
+        without_cable(&f, cable),
+        &config(1),
+        &port_pair(),
+        false,
+    )
+    .ok()??;
+    Some((f, full, fixed))
+}
+
 /// The port-pair lanes of a routing.
 fn lanes(routed: &crate::session::Routed) -> Sl2VlTables {
     routed.qos.as_ref().unwrap().tables().clone()
@@ -364,15 +383,7 @@ fn with_proof_every_pass_of_a_return_to_the_full_routing_is_proven() {
     let mut lanes_changed = 0;
     for (seed, cable) in (1..=6).zip([0, 4, 2, 7, 1, 5]) {
         let spec = format!("random:switches=10,degree=3,hosts=1,seed={seed}");
-        let f = fabric(&spec);
-        let full = route(f.clone(), &config(1), &port_pair()).unwrap();
-        let Ok(Some(fixed)) = repair(
-            &full,
-            without_cable(&f, cable),
-            &config(1),
-            &port_pair(),
-            false,
-        ) else {
+        let Some((f, full, fixed)) = full_and_repaired(&spec, cable) else {
             continue;
         };
         cases += 1;
@@ -519,15 +530,7 @@ fn a_change_of_lanes_drops_only_routes_that_cross_a_changing_row() {
         })
         .chain([("slimfly:q=5".to_string(), 3)])
     {
-        let f = fabric(&spec);
-        let full = route(f.clone(), &config(1), &port_pair()).unwrap();
-        let Ok(Some(fixed)) = repair(
-            &full,
-            without_cable(&f, cable),
-            &config(1),
-            &port_pair(),
-            false,
-        ) else {
+        let Some((f, full, fixed)) = full_and_repaired(&spec, cable) else {
             continue;
         };
         let (old_lanes, new_lanes) = (lanes(&fixed), lanes(&full));
