@@ -61,7 +61,6 @@ pub fn spread_forwarding_tables(
         // Switches' own LIDs all take the first channel (below): no digit to offset.
         let spread_lids = (!own).then_some(group.len());
         scratch.settle_order(graph, layers, layer, t, &hierarchy, spread_lids);
-        let even = scratch.evenly_spread(group.len());
         for (j, &lid) in group.iter().enumerate() {
             // Destination switch t's LIDs start t·|group| channels on, so that where a switch
             // has more channels than a destination has LIDs (parallel cables) the
@@ -74,7 +73,10 @@ pub fn spread_forwarding_tables(
             // The LIDs past the last whole round of t's cables up (see `Scratch::digits`).
             let index = LidIndex {
                 k,
-                extra: (!own && j >= even).then(|| j - even + layer),
+                extra: scratch
+                    .first_extra
+                    .filter(|&first| j >= first)
+                    .map(|first| j - first + layer),
             };
             if scratch.spread(graph, layers, layer, t, index, order) {
                 for &s in &scratch.settled {
@@ -116,8 +118,9 @@ struct Scratch {
     /// Per switch, its rank among the leaves (level 0), and the number of leaves.
     leaf_rank: Vec<usize>,
     leaves: usize,
-    /// The destination's cables up to the next level.
-    cables_up: usize,
+    /// The position among the destination's LIDs of its first extra LID, when the leaves
+    /// offset the extras (see [`Scratch::digits`]).
+    first_extra: Option<usize>,
 }
 
 impl Scratch {
@@ -131,7 +134,7 @@ impl Scratch {
             offset: vec![None; n],
             leaf_rank: vec![0; n],
             leaves: 0,
-            cables_up: 0,
+            first_extra: None,
         }
     }
 
@@ -178,15 +181,16 @@ impl Scratch {
     /// group of spines it picks). When `t`'s `lids` (`None`: its own LIDs, which are not
     /// spread) outnumber its cables up and are not a multiple of them (a cable lost: four
     /// LIDs over three cables) and each cable up goes to a switch of its own, the LIDs past
-    /// the last whole round of cables — the extra
-    /// ones — would go the same way from every leaf, and one cable into `t` would carry twice
-    /// the share of the others. Each leaf instead starts the extra LIDs at the choice given by
-    /// its shift to `t` (`t`'s rank among the leaves minus its own, as in a shift all-to-all)
-    /// times the number of extras: the leaves sending to one `t` have different shifts, so
-    /// their extras go down different cables into `t` as long as there are cables, and one
-    /// leaf's shifts to different destinations differ too, so its own cables up share them. Every other LID keeps d-mod-k's choice (every source picks
-    /// the same cable for it, so those hosts of a leaf are received over different cables in
-    /// any permutation, and an extra one shares a cable with one of them, as it would anyway).
+    /// the last whole round of cables — the extra ones — would go the same way from every
+    /// leaf, and one cable into `t` would carry twice the share of the others. Each leaf
+    /// instead starts the extra LIDs at the choice given by its shift to `t` (`t`'s rank among
+    /// the leaves minus its own, as in a shift all-to-all) times the number of extras: the
+    /// leaves sending to one `t` have different shifts, so their extras go down different
+    /// cables into `t` as long as there are cables, and one leaf's shifts to different
+    /// destinations differ too, so its own cables up share them. Every other LID keeps
+    /// d-mod-k's choice (every source picks the same cable for it, so those hosts of a leaf
+    /// are received over different cables in any permutation, and an extra one shares a cable
+    /// with one of them, as it would anyway).
     fn digits(
         &mut self,
         graph: &RoutingGraph,
@@ -211,14 +215,19 @@ impl Scratch {
                 .edges(t)
                 .filter(|&e| level(graph.edge_to[e] as usize) > level(t))
         };
-        self.cables_up = up().map(|e| graph.ports(e).len()).sum();
+        let cables_up: usize = up().map(|e| graph.ports(e).len()).sum();
         // Over parallel cables the switch above picks the cable down by its own digit, which
         // the leaves' shifts do not reach: there the extras keep d-mod-k's choice (measured on
         // a real cluster under OpenSM's LIDs, shifting them there lost 10 %).
         let single_cables = up().all(|e| graph.ports(e).len() == 1);
-        let extras = lids
-            .filter(|_| single_cables)
-            .map_or(0, |lids| lids - self.evenly_spread(lids));
+        // The LIDs before the first extra make whole rounds of the cables up; there are
+        // extras only when the LIDs outnumber the cables and are not a multiple of them.
+        self.first_extra = lids
+            .filter(|&lids| {
+                single_cables && cables_up > 0 && lids > cables_up && lids % cables_up != 0
+            })
+            .map(|lids| lids - lids % cables_up);
+        let extras = lids.zip(self.first_extra).map_or(0, |(l, f)| l - f);
         let uneven = extras > 0;
         // `below[l]`: the product of the widths of the levels under l; `below[levels]`: of
         // all of them.
@@ -240,16 +249,6 @@ impl Scratch {
                 let shift = (self.leaf_rank[t] + 2 * leaves - self.leaf_rank[s] - 1) % leaves;
                 shift * extras
             });
-        }
-    }
-
-    /// How many of a destination's `lids` (the first ones) make whole rounds of its cables up:
-    /// all of them when they are a multiple of the cables, or fewer than the cables.
-    fn evenly_spread(&self, lids: usize) -> usize {
-        match self.cables_up {
-            0 => lids,
-            c if lids < c => lids,
-            c => lids - lids % c,
         }
     }
 

@@ -346,8 +346,9 @@ const SPARING_ROUNDS: usize = 4;
 
 /// The destination LIDs to hold back (drop rather than move) so that the mixtures `verdict`
 /// found unsafe lose their loops and cycles: every LID that loops, and in each cycle the
-/// moved LIDs of the dependency that fewest of them make (a dependency no moved LID makes
-/// cannot be broken by holding one back). `moved`: the LIDs whose changed entries the checked
+/// moved LIDs of the dependency that the most of them make (holding back the most per round
+/// breaks the cycles in fewer runs of the verifier; a dependency no moved LID makes cannot be
+/// broken by holding one back). `moved`: the LIDs whose changed entries the checked
 /// pass moved.
 fn culprits(verdict: &TransitionVerdict, moved: &HashSet<u16>) -> HashSet<u16> {
     let mut lids: HashSet<u16> = verdict.loops.iter().map(|l| l.lid).collect();
@@ -359,7 +360,7 @@ fn culprits(verdict: &TransitionVerdict, moved: &HashSet<u16>) -> HashSet<u16> {
             .filter_map(|c| c.cycle.as_ref()),
     );
     for cycle in cycles {
-        let fewest = cycle
+        let most = cycle
             .channels
             .iter()
             .map(|c| {
@@ -371,7 +372,7 @@ fn culprits(verdict: &TransitionVerdict, moved: &HashSet<u16>) -> HashSet<u16> {
             })
             .filter(|made| !made.is_empty())
             .max_by_key(Vec::len);
-        lids.extend(fewest.into_iter().flatten());
+        lids.extend(most.into_iter().flatten());
     }
     lids
 }
