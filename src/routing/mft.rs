@@ -58,6 +58,16 @@ impl PortSet {
     pub fn highest(&self) -> Option<u8> {
         self.iter().last()
     }
+
+    /// The ports in both sets.
+    pub fn intersection(&self, other: &PortSet) -> PortSet {
+        PortSet(std::array::from_fn(|i| self.0[i] & other.0[i]))
+    }
+
+    /// Whether every port of `self` is in `other`.
+    pub fn is_subset(&self, other: &PortSet) -> bool {
+        self.intersection(other) == *self
+    }
 }
 
 impl FromIterator<u8> for PortSet {
@@ -90,8 +100,10 @@ pub struct MulticastTables {
 
 impl MulticastTables {
     /// No entries.
-    pub fn new() -> Self {
-        Self::default()
+    pub const fn new() -> Self {
+        Self {
+            entries: BTreeMap::new(),
+        }
     }
 
     /// Sets the entry of `switch` for `mlid` (an empty set removes it).

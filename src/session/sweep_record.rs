@@ -121,6 +121,15 @@ pub struct PassFigures {
     /// SubnSet(LinearForwardingTable) MADs the subnet manager sends for the pass.
     #[serde(default)]
     pub blocks: usize,
+    /// Multicast entries (switch, group) the pass shrinks to the ports the held and the new
+    /// tree share, before the last pass writes the new trees.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trees_shrunk: usize,
+}
+
+/// Whether a count is zero (left out of the sweep log).
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// The SL-to-VL tables a subnet manager asked the routing engine for after a pass (one per

@@ -32,15 +32,19 @@
 //! also be checked with both tables: `deadlock::verify::verify_transition` does, and proves
 //! both passes of a repair on Slim Fly q = 5 safe for every SL (see the tests).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::sweep_record::{PassFigures, PassKind};
 use crate::Fabric;
-use crate::deadlock::verify::{After, Before, TransitionVerdict, verify_transition};
+use crate::deadlock::verify::{After, Before, Multicast, TransitionVerdict, verify_transition};
 use crate::deadlock::{DefaultSl, RouteSls, Sl2VlTables, VerifyOptions};
 use crate::routing::walk::{Dest, DestWalk, Network};
-use crate::routing::{ForwardingTables, LidTable, NO_PORT};
+use crate::routing::{ForwardingTables, LidTable, MulticastTables, NO_PORT};
 use crate::topology::{NodeId, PortRef};
+
+pub mod trees;
+
+pub use trees::{NO_TREES, TreeChange, trees_cross_changing_rows};
 
 /// A change from the tables the switches hold to new ones, as passes (see the module
 /// documentation).
@@ -71,6 +75,13 @@ pub struct Staging {
     /// forwarding (no route crosses a port pair whose lane changes), to be written with the
     /// new lanes; the new entries follow in a further pass ([`stage_with_proof`]).
     pub lanes_pass: bool,
+    /// The multicast entries to hold with `first_pass`: per switch and group, the ports both
+    /// the held and the new tree have ([`TreeChange::first_pass`]). `None`: the new trees go
+    /// with the pass written now (or the plan was made without trees).
+    pub first_trees: Option<MulticastTables>,
+    /// Multicast entries (switch, group) `first_trees` shrinks: the members they led to
+    /// receive nothing of the group until the last pass.
+    pub trees_shrunk: usize,
 }
 
 impl Staging {
@@ -78,9 +89,9 @@ impl Staging {
     /// be written at once, 2 with a drop pass.
     pub fn passes(&self) -> usize {
         match (&self.first_pass, self.changed) {
-            (_, 0) => 0,
-            (None, _) => 1,
             (Some(_), _) => 2,
+            (None, 0) => 0,
+            (None, _) => 1,
         }
     }
 
@@ -95,6 +106,7 @@ impl Staging {
                 dropped_working: 0,
                 moved: 0,
                 blocks: 0,
+                trees_shrunk: self.trees_shrunk,
             };
         }
         match self.first_pass {
@@ -105,6 +117,7 @@ impl Staging {
                 dropped_working: self.dropped_working,
                 moved: self.moved,
                 blocks: 0,
+                trees_shrunk: self.trees_shrunk,
             },
             None => PassFigures {
                 kind: PassKind::Install,
@@ -113,6 +126,7 @@ impl Staging {
                 dropped_working: 0,
                 moved: self.moved,
                 blocks: 0,
+                trees_shrunk: 0,
             },
         }
     }
@@ -144,6 +158,8 @@ pub fn stage(
         moved: 0,
         last_pass_unproven: false,
         lanes_pass: false,
+        first_trees: None,
+        trees_shrunk: 0,
     }
 }
 
@@ -178,49 +194,112 @@ pub fn stage(
 pub fn stage_with_proof(
     fabric: &Fabric,
     lids: &LidTable,
-    held: &ForwardingTables,
-    target: &ForwardingTables,
-    old_lanes: &Sl2VlTables,
-    new_lanes: &Sl2VlTables,
+    held: Tables<'_>,
+    target: Tables<'_>,
     spare_working: bool,
 ) -> Staging {
+    let trees = TreeChange {
+        held: held.trees,
+        target: target.trees,
+    };
+    let same_lanes = held.lanes.same_lanes(target.lanes, fabric);
+    let first_trees = trees.first_pass(fabric, (!same_lanes).then_some((held.lanes, target.lanes)));
+    let (staging, trees_proven) = stage_forwarding(
+        fabric,
+        lids,
+        Tables {
+            trees: &first_trees,
+            ..held
+        },
+        held,
+        target,
+        spare_working,
+    );
+    if trees_proven {
+        return staging;
+    }
+    trees.complete(fabric, held.forwarding, first_trees, same_lanes, staging)
+}
+
+/// What the switches hold, or what a change writes: the forwarding, the lanes and the
+/// multicast trees ([`trees::NO_TREES`] without groups).
+#[derive(Debug, Clone, Copy)]
+pub struct Tables<'a> {
+    /// The forwarding tables.
+    pub forwarding: &'a ForwardingTables,
+    /// The SL-to-VL tables.
+    pub lanes: &'a Sl2VlTables,
+    /// The multicast forwarding tables.
+    pub trees: &'a MulticastTables,
+}
+
+/// The forwarding part of [`stage_with_proof`]; the trees of its first pass are `first`'s
+/// (they go with `held`'s forwarding and lanes otherwise). Also says whether the pass it plans
+/// to write at once was proven with the new trees.
+fn stage_forwarding(
+    fabric: &Fabric,
+    lids: &LidTable,
+    first: Tables<'_>,
+    held: Tables<'_>,
+    target: Tables<'_>,
+    spare_working: bool,
+) -> (Staging, bool) {
+    let (old_lanes, new_lanes) = (held.lanes, target.lanes);
+    let (held_trees, first_trees) = (held.trees, first.trees);
+    let trees = TreeChange {
+        held: held.trees,
+        target: target.trees,
+    };
+    let (held, target) = (held.forwarding, target.forwarding);
     let plain = stage(fabric, lids, held, target);
     let same_lanes = old_lanes.same_lanes(new_lanes, fabric);
     if same_lanes && (plain.changed == 0 || plain.dropped_working == 0 || !spare_working) {
-        return plain;
+        return (plain, false);
     }
     // A change of lanes that no held route crosses is written first, in a pass of its own: it
     // needs no proof and drops nothing, and the forwarding then changes under the same lanes.
     let endports_change = !same_lanes && endport_rows_change(fabric, old_lanes, new_lanes);
     let off_held = (!same_lanes && !endports_change)
         .then(|| off_changed_lanes(fabric, lids, held, held, old_lanes, new_lanes));
-    if off_held.as_ref().is_some_and(|off| off.dropped == 0) {
-        return Staging {
-            first_pass: Some(held.clone()),
-            changed: plain.changed,
-            dropped: 0,
-            dropped_working: 0,
-            dropped_for_lanes: 0,
-            moved: 0,
-            last_pass_unproven: false,
-            lanes_pass: true,
-        };
+    if off_held.as_ref().is_some_and(|off| off.dropped == 0)
+        && !trees_cross_changing_rows(fabric, held_trees, old_lanes, new_lanes)
+    {
+        return (
+            Staging {
+                first_pass: Some(held.clone()),
+                dropped: 0,
+                dropped_working: 0,
+                dropped_for_lanes: 0,
+                moved: 0,
+                last_pass_unproven: false,
+                lanes_pass: true,
+                ..plain
+            },
+            false,
+        );
     }
-    let proven = |from: (&ForwardingTables, &Sl2VlTables),
-                  to: (&ForwardingTables, &Sl2VlTables)| {
+    let with_trees = !trees.is_empty();
+    let proven = |from: (&ForwardingTables, &Sl2VlTables, &MulticastTables),
+                  to: (&ForwardingTables, &Sl2VlTables, &MulticastTables)| {
+        let no_sls = BTreeMap::new();
+        let to_trees = Multicast {
+            tables: to.2,
+            sls: &no_sls,
+            default_sl: 0,
+        };
         verify_transition(
             fabric,
             lids,
             &Before {
                 tables: from.0,
                 sl2vl: from.1,
-                multicast: None,
+                multicast: with_trees.then_some(from.2),
             },
             &After {
                 tables: to.0,
                 path_sl: &DefaultSl(0),
                 sl2vl: to.1,
-                multicast: None,
+                multicast: with_trees.then_some(&to_trees),
             },
             &VerifyOptions {
                 switch_lids: true,
@@ -229,18 +308,21 @@ pub fn stage_with_proof(
             },
         )
     };
-    let at_once = proven((held, old_lanes), (target, new_lanes));
+    let at_once = proven(
+        (held, old_lanes, held_trees),
+        (target, new_lanes, trees.target),
+    );
     if at_once.is_safe() {
-        return Staging {
-            first_pass: None,
-            changed: plain.changed,
-            dropped: 0,
-            dropped_working: 0,
-            dropped_for_lanes: 0,
-            moved: plain.dropped,
-            last_pass_unproven: false,
-            lanes_pass: false,
-        };
+        return (
+            Staging {
+                first_pass: None,
+                dropped: 0,
+                dropped_working: 0,
+                moved: plain.dropped,
+                ..plain
+            },
+            true,
+        );
     }
     if spare_working && plain.dropped_working > 0 {
         let changes = changes(fabric, lids, held, target);
@@ -266,22 +348,33 @@ pub fn stage_with_proof(
             if moved.is_empty() {
                 break;
             }
-            let verdict = proven((held, old_lanes), (&first, old_lanes));
+            let verdict = proven(
+                (held, old_lanes, held_trees),
+                (&first, old_lanes, first_trees),
+            );
             if verdict.is_safe()
-                && (same_lanes || proven((&first, old_lanes), (target, new_lanes)).is_safe())
+                && (same_lanes
+                    || proven(
+                        (&first, old_lanes, first_trees),
+                        (target, new_lanes, trees.target),
+                    )
+                    .is_safe())
             {
                 let moved_entries = changes.forwarding.len() - dropped;
-                return Staging {
-                    // Entries that did not forward before are new ones: the next pass writes them.
-                    first_pass: (first != *target).then_some(first),
-                    changed: plain.changed,
-                    dropped,
-                    dropped_working,
-                    dropped_for_lanes: 0,
-                    moved: moved_entries,
-                    last_pass_unproven: false,
-                    lanes_pass: false,
-                };
+                // Entries that did not forward before are new ones: the next pass writes them.
+                // With the trees to shrink, the pass is written even when it is the target.
+                let first_pass =
+                    (first != *target || *first_trees != *trees.target).then_some(first);
+                return (
+                    Staging {
+                        first_pass,
+                        dropped,
+                        dropped_working,
+                        moved: moved_entries,
+                        ..plain
+                    },
+                    false,
+                );
             }
             let more = culprits(&verdict, &moved);
             let cyclic = cyclic_channels(&verdict);
@@ -296,37 +389,47 @@ pub fn stage_with_proof(
         }
     }
     if same_lanes {
-        return plain;
+        return (plain, false);
     }
     let last_proven = match &plain.first_pass {
-        Some(first) => proven((first, old_lanes), (target, new_lanes)).is_safe(),
+        Some(first) => proven(
+            (first, old_lanes, first_trees),
+            (target, new_lanes, trees.target),
+        )
+        .is_safe(),
         // The last pass is the whole change, already checked.
         None => false,
     };
     if last_proven {
-        return plain;
+        return (plain, false);
     }
     // Else the first pass also takes the held routes that cross a changing row off it.
     let Some(off_held) = off_held else {
-        return Staging {
-            last_pass_unproven: true,
-            ..plain
-        };
+        return (
+            Staging {
+                last_pass_unproven: true,
+                ..plain
+            },
+            false,
+        );
     };
     let off = match &plain.first_pass {
         Some(first) => off_changed_lanes(fabric, lids, held, first, old_lanes, new_lanes),
         None => off_held,
     };
-    Staging {
-        first_pass: Some(off.tables),
-        changed: plain.changed,
-        dropped: plain.dropped + off.dropped,
-        dropped_working: plain.dropped_working + off.dropped_working,
-        dropped_for_lanes: off.dropped,
-        moved: 0,
-        last_pass_unproven: false,
-        lanes_pass: false,
-    }
+    (
+        Staging {
+            first_pass: Some(off.tables),
+            dropped: plain.dropped + off.dropped,
+            dropped_working: plain.dropped_working + off.dropped_working,
+            dropped_for_lanes: off.dropped,
+            moved: 0,
+            last_pass_unproven: false,
+            lanes_pass: false,
+            ..plain
+        },
+        false,
+    )
 }
 
 /// `first` with the entries dropped that would carry packets across a port pair whose
@@ -639,3 +742,5 @@ fn dest_of(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tree_tests;

@@ -22,7 +22,7 @@ use ibfabric::deadlock::Sl2VlTables;
 use ibfabric::options::DeadlockMode;
 use ibfabric::rng::Rng;
 use ibfabric::routing::{ForwardingTables, LidTable, RoutingConfig, assign_lids};
-use ibfabric::session::transition::{stage, stage_with_proof};
+use ibfabric::session::transition::{NO_TREES, Tables, stage, stage_with_proof};
 use ibfabric::session::{DeadlockSettings, Routed, repair, route};
 use ibfabric::topology::TopologySpec;
 use measure::{measure, median, ms};
@@ -53,7 +53,21 @@ fn follow(
     while tables != *target || !lanes.same_lanes(new_lanes, fabric) {
         assert!(kinds.len() < 6, "more than 6 passes");
         let started = Instant::now();
-        let s = stage_with_proof(fabric, lids, &tables, target, &lanes, new_lanes, true);
+        let s = stage_with_proof(
+            fabric,
+            lids,
+            Tables {
+                forwarding: &tables,
+                lanes: &lanes,
+                trees: &NO_TREES,
+            },
+            Tables {
+                forwarding: target,
+                lanes: new_lanes,
+                trees: &NO_TREES,
+            },
+            true,
+        );
         planning += started.elapsed();
         dropped += s.dropped;
         working += s.dropped_working;
@@ -76,10 +90,16 @@ fn row(q: u32, step: &str, fabric: &Fabric, old: &Routed, new: &Routed) {
         stage_with_proof(
             fabric,
             &lids,
-            &old.tables,
-            &new.tables,
-            &old_lanes,
-            &new_lanes,
+            Tables {
+                forwarding: &old.tables,
+                lanes: &old_lanes,
+                trees: &NO_TREES,
+            },
+            Tables {
+                forwarding: &new.tables,
+                lanes: &new_lanes,
+                trees: &NO_TREES,
+            },
             true,
         )
     });

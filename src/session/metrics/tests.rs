@@ -331,6 +331,7 @@ fn staged(kind: PassKind, dropped_working: usize, blocks: usize, time: f64) -> S
         dropped_working,
         moved: 0,
         blocks,
+        trees_shrunk: 0,
     });
     r
 }

@@ -9,13 +9,25 @@ use crate::routing::{RoutingConfig, assign_lids};
 use crate::session::{DeadlockSettings, repair, route};
 use crate::topology::{LinkId, TopologySpec};
 
-fn fabric(spec: &str) -> Fabric {
+/// Forwarding and lanes, with no multicast group.
+pub(super) fn without_trees<'a>(
+    forwarding: &'a ForwardingTables,
+    lanes: &'a Sl2VlTables,
+) -> Tables<'a> {
+    Tables {
+        forwarding,
+        lanes,
+        trees: &NO_TREES,
+    }
+}
+
+pub(super) fn fabric(spec: &str) -> Fabric {
     let mut fabric = spec.parse::<TopologySpec>().unwrap().build().unwrap();
     assign_lids(&mut fabric, 1).unwrap();
     fabric
 }
 
-fn config(seed: u64) -> RoutingConfig {
+pub(super) fn config(seed: u64) -> RoutingConfig {
     RoutingConfig {
         layers: 2,
         seed,
@@ -23,7 +35,7 @@ fn config(seed: u64) -> RoutingConfig {
     }
 }
 
-fn port_pair() -> DeadlockSettings {
+pub(super) fn port_pair() -> DeadlockSettings {
     DeadlockSettings {
         mode: DeadlockMode::Auto,
         vls: 8,
@@ -32,7 +44,7 @@ fn port_pair() -> DeadlockSettings {
 }
 
 /// `fabric` without its `n`-th switch-to-switch cable.
-fn without_cable(fabric: &Fabric, n: usize) -> Fabric {
+pub(super) fn without_cable(fabric: &Fabric, n: usize) -> Fabric {
     let cable = (0..fabric.links().len() as u32)
         .filter(|&i| {
             let l = &fabric.links()[i as usize];
@@ -220,7 +232,7 @@ fn changed_entries_onto_lost_cables_are_written_at_once() {
 
 /// Whether every mixture of `old` and `new` (forwarding and SL-to-VL tables) on `fabric` is
 /// loop-free and deadlock-free for every route on every SL, by the transition verifier.
-fn safe_change(
+pub(super) fn safe_change(
     fabric: &Fabric,
     old: (&ForwardingTables, &Sl2VlTables),
     new: (&ForwardingTables, &Sl2VlTables),
@@ -285,7 +297,7 @@ fn both_passes_of_a_staged_repair_are_proven_safe_for_every_sl() {
 
 /// `spec` routed in full, and that routing repaired after losing its `cable`-th switch cable
 /// (`None` when the repair cannot keep the fabric routed).
-fn full_and_repaired(
+pub(super) fn full_and_repaired(
     spec: &str,
     cable: usize,
 ) -> Option<(Fabric, crate::session::Routed, crate::session::Routed)> {
@@ -303,7 +315,7 @@ fn full_and_repaired(
 }
 
 /// The port-pair lanes of a routing.
-fn lanes(routed: &crate::session::Routed) -> Sl2VlTables {
+pub(super) fn lanes(routed: &crate::session::Routed) -> Sl2VlTables {
     routed.qos.as_ref().unwrap().tables().clone()
 }
 
@@ -343,7 +355,13 @@ fn follow(
     while tables != *target || !lanes.same_lanes(new_lanes, f) {
         assert!(passes < 4, "{what}: more than 4 passes");
         passes += 1;
-        let staging = stage_with_proof(f, &lids, &tables, target, &lanes, new_lanes, true);
+        let staging = stage_with_proof(
+            f,
+            &lids,
+            without_trees(&tables, &lanes),
+            without_trees(target, new_lanes),
+            true,
+        );
         working += staging.dropped_working;
         moved += staging.moved;
         if let Some(first) = staging.first_pass.as_ref().filter(|_| !staging.lanes_pass) {
@@ -420,7 +438,13 @@ fn with_proof_a_change_that_no_route_still_used_is_staged_as_without() {
     let plain = stage(&damaged, &lids, &held, &target);
     let whole = fabric("slimfly:q=5");
     let lanes = lanes(&route(whole, &config(1), &port_pair()).unwrap());
-    let staging = stage_with_proof(&damaged, &lids, &held, &target, &lanes, &lanes, true);
+    let staging = stage_with_proof(
+        &damaged,
+        &lids,
+        without_trees(&held, &lanes),
+        without_trees(&target, &lanes),
+        true,
+    );
     if plain.dropped_working == 0 {
         assert_eq!(staging, plain);
     } else {
@@ -455,7 +479,13 @@ fn without_sparing_unchanged_lanes_give_the_plain_plan() {
     let whole = fabric("random:switches=10,degree=3,hosts=1,seed=2");
     let lanes = lanes(&route(whole, &config(1), &port_pair()).unwrap());
     let plain = stage(&damaged, &lids, &held, &target);
-    let staging = stage_with_proof(&damaged, &lids, &held, &target, &lanes, &lanes, false);
+    let staging = stage_with_proof(
+        &damaged,
+        &lids,
+        without_trees(&held, &lanes),
+        without_trees(&target, &lanes),
+        false,
+    );
     assert_eq!(staging, plain);
 }
 
@@ -541,10 +571,8 @@ fn a_change_of_lanes_drops_only_routes_that_cross_a_changing_row() {
         let staging = stage_with_proof(
             &f,
             &lids,
-            &fixed.tables,
-            &full.tables,
-            &old_lanes,
-            &new_lanes,
+            without_trees(&fixed.tables, &old_lanes),
+            without_trees(&full.tables, &new_lanes),
             true,
         );
         let held_crosses = crosses_changed_row(&f, &fixed.tables, &old_lanes, &new_lanes);
