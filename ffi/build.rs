@@ -56,8 +56,12 @@ fn main() {
         // Asks the state manager for a sweep: the next pass of a staged change (lives in the
         // opensm executable).
         .allowlist_function("osm_sm_sweep")
-        // The event that says a routing pass was confirmed on every switch.
+        // The event that says a routing pass was confirmed on every switch, whether a heavy
+        // sweep (its multicast trees and the end of the sweep follow) or a reroute made it,
+        // and the event at the end of a heavy sweep.
         .allowlist_var("osm_epi_event_id_t_OSM_EVENT_ID_UCAST_ROUTING_DONE")
+        .allowlist_type("osm_epi_ucast_routing_flags_t")
+        .allowlist_var("osm_epi_event_id_t_OSM_EVENT_ID_SUBNET_UP")
         // Hop tables (lid matrices) next to the LFTs; multicast and dumps read them.
         .allowlist_function("osm_switch_set_hops")
         .allowlist_function("osm_switch_clear_hops")

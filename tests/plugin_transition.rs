@@ -7,11 +7,9 @@
 
 use crate::common;
 
-use common::plugin::{
-    DROP_PASS, LANES_PASS, LAYERED_USED, NEXT_PASS_ASKED, plugin_config, wait_settled, with_plugin,
-};
+use common::plugin::{DROP_PASS, passes_read_with, plugin_config, wait_settled, with_plugin};
 use common::readback::ReadBack;
-use common::{Ibsim, OpenSm, SUBNET_UP};
+use common::{Ibsim, OpenSm};
 use ibfabric::Fabric;
 use ibfabric::io::ibsim;
 use ibfabric::routing::ForwardingTables;
@@ -63,46 +61,9 @@ fn records(path: &std::path::Path) -> Vec<SweepRecord> {
     parse_sweep_log(&std::fs::read_to_string(path).unwrap_or_default()).unwrap()
 }
 
-/// Makes the change `act` and reads back every pass of it: each pass a further one follows
-/// (a drop or lanes pass, read from OpenSM's dumps once its sweep ended), then the tables once
-/// the plugin settled.
+/// Makes the change `act` and reads back every pass of it (see [`passes_read_with`]).
 fn passes_of(sim: &mut Ibsim, sm: &OpenSm, act: impl FnOnce(&mut Ibsim)) -> Vec<ReadBack> {
-    let count = |what: &str| sm.log().matches(what).count();
-    let staged = || count(DROP_PASS) + count(LANES_PASS);
-    let first_used = count(LAYERED_USED);
-    let (mut used, mut intermediate) = (first_used, staged());
-    act(sim);
-    let mut read = Vec::new();
-    loop {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            let log = sm.log();
-            let last_used = log.rfind(LAYERED_USED);
-            let swept = last_used.is_some_and(|at| log[at..].contains(SUBNET_UP));
-            if log.matches(LAYERED_USED).count() > used && swept {
-                break;
-            }
-            assert!(Instant::now() < deadline, "no routing pass:\n{log}");
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        used = count(LAYERED_USED);
-        if staged() == intermediate {
-            break;
-        }
-        intermediate = staged();
-        std::thread::sleep(Duration::from_secs(1));
-        // From the tables OpenSM had confirmed by every switch (its LFT dump): `ibroute` asks
-        // the switches by LID, and a drop pass drops some of the routes to them.
-        read.push(ReadBack::read_dumps(sim, sm));
-        assert_eq!(
-            count(NEXT_PASS_ASKED),
-            intermediate - 1,
-            "the next pass started while this one was read back: raise DRAIN_MS"
-        );
-    }
-    wait_settled(sm, first_used);
-    read.push(ReadBack::read(sim, sm));
-    read
+    passes_read_with(sim, sm, act, ReadBack::read_dumps, ReadBack::read)
 }
 
 /// Proves every pass from `start` through `passes` safe, and that no pass moved a working

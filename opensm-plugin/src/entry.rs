@@ -12,9 +12,10 @@ use ibfabric::session::PassKind;
 use opensm_sys::{
     _ib_api_status_t_IB_ERROR, _ib_api_status_t_IB_SUCCESS, OSM_VERSION,
     external_routing_engine_module_t, ib_api_status_t, ib_net16_t, ib_slvl_table_t,
-    osm_epi_event_id_t, osm_epi_event_id_t_OSM_EVENT_ID_UCAST_ROUTING_DONE, osm_event_plugin_t,
-    osm_mgrp_box_t, osm_opensm_t, osm_physp_t, osm_register_external_routing_engine,
-    osm_routing_engine_t, osm_sm_sweep,
+    osm_epi_event_id_t, osm_epi_event_id_t_OSM_EVENT_ID_SUBNET_UP,
+    osm_epi_event_id_t_OSM_EVENT_ID_UCAST_ROUTING_DONE,
+    osm_epi_ucast_routing_flags_t_UCAST_ROUTING_REROUTE, osm_event_plugin_t, osm_mgrp_box_t,
+    osm_opensm_t, osm_physp_t, osm_register_external_routing_engine, osm_routing_engine_t,
 };
 
 use crate::commit::{clear, log_written, write_path_sl_dump};
@@ -123,53 +124,20 @@ extern "C" fn delete(plugin: *mut c_void) {
     });
 }
 
-/// OpenSM's events. After a routing pass whose MADs OpenSM has all waited for
-/// (`UCAST_ROUTING_DONE`), the next pass of a staged change is asked for once the drain time
-/// has passed, from the plugin's own thread: this callback runs on the state manager's thread,
-/// which must not sleep.
-extern "C" fn report(plugin: *mut c_void, event: osm_epi_event_id_t, _data: *mut c_void) {
+/// OpenSM's events: the end of a routing pass and of a heavy sweep (see `events`).
+extern "C" fn report(plugin: *mut c_void, event: osm_epi_event_id_t, data: *mut c_void) {
     guard("report", (), || {
-        if plugin.is_null() || event != osm_epi_event_id_t_OSM_EVENT_ID_UCAST_ROUTING_DONE {
+        if plugin.is_null() {
             return;
         }
         // SAFETY: `plugin` is what `create` returned; OpenSM reports events until `delete`.
         let plugin = unsafe { &*plugin.cast::<Plugin>() };
-        // OpenSM programs the SL-to-VL tables after the routing and waits for them before it
-        // reports the routing done (osm_state_mgr.c): the count is this pass's.
-        if let Some(count) = plugin.sl2vl_wire.take() {
-            log::info!(
-                "SL-to-VL tables: {} of {} sent (the others held their rows already)",
-                count.sent,
-                count.asked
-            );
-            plugin.log_sl2vl(count);
-        }
-        let Some(drain) = unpoisoned(plugin.next_pass_after.lock()).take() else {
-            return;
-        };
-        let daemon = plugin.osm;
-        let scheduled = plugin.follow_up.schedule(drain, move || {
-            // The whole `Daemon` (Send), not its raw pointer field, is moved into the thread.
-            let daemon = daemon;
-            log::info!("staged change: drain time over, asking OpenSM for the next pass");
-            // SAFETY: the daemon outlives the follow-up thread, which `delete` stops before
-            // OpenSM destroys its state manager. Setting the flag and signalling the state
-            // manager without its lock is what OpenSM's console does for `reroute`
-            // (osm_console.c); the sweep reads the flag on the state manager's thread.
-            unsafe {
-                (*daemon.0).subn.force_heavy_sweep = 1;
-                osm_sm_sweep(&raw mut (*daemon.0).sm);
-            }
-        });
-        match scheduled {
-            Ok(()) => log::info!(
-                "staged change: pass confirmed by every switch; the next pass in {} ms",
-                drain.as_millis()
-            ),
-            Err(e) => log::error!(
-                "staged change: cannot start the thread that asks for the next pass ({e}); \
-                 the new entries are written at the next sweep"
-            ),
+        if event == osm_epi_event_id_t_OSM_EVENT_ID_UCAST_ROUTING_DONE {
+            // The event's data is the kind of routing, an enum value (osm_state_mgr.c).
+            let reroute = osm_epi_ucast_routing_flags_t_UCAST_ROUTING_REROUTE as usize;
+            plugin.on_routing_done(data as usize == reroute);
+        } else if event == osm_epi_event_id_t_OSM_EVENT_ID_SUBNET_UP {
+            plugin.on_sweep_end();
         }
     });
 }
@@ -382,9 +350,14 @@ unsafe extern "C" fn mcast_build_stree(
             // SAFETY: under OpenSM's lock (above).
             unsafe { mft::plain_tree(plugin.osm.0, mlid, &members, &why) }
         });
+        let programmed = programmed.map(|p| plugin.staged_tree(mlid, p));
         let result = programmed.and_then(|p| {
             // SAFETY: `plugin.osm` is the daemon's; called under its lock (above).
-            unsafe { mft::set(plugin.osm.0, mlid, &p.entries) }.map(|()| p.line)
+            let set = unsafe { mft::set(plugin.osm.0, mlid, &p.entries) };
+            // OpenSM cleared the group's rows before asking: they hold what was set, if any.
+            let held = if set.is_ok() { &p.entries[..] } else { &[] };
+            unpoisoned(plugin.held_trees.lock()).record(mlid, &members, held);
+            set.map(|()| p.line)
         });
         match result {
             Ok(line) => {

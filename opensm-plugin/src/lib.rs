@@ -48,6 +48,8 @@ mod daemon;
 #[cfg(not(any(test, fuzzing)))]
 mod entry;
 #[cfg(not(any(test, fuzzing)))]
+mod events;
+#[cfg(not(any(test, fuzzing)))]
 mod logger;
 #[cfg(not(any(test, fuzzing)))]
 mod mft;

@@ -57,6 +57,22 @@ pub(crate) unsafe fn members(mbox: *const osm_mgrp_box_t) -> (u16, Vec<MemberRec
     (mlid, records)
 }
 
+/// Whether OpenSM has a group box for `mlid`: a group it deleted has none (and no rows).
+///
+/// # Safety
+/// `osm` must be the daemon's, read under its lock.
+pub(crate) unsafe fn exists(osm: *mut osm_opensm_t, mlid: u16) -> bool {
+    let Some(index) = u32::from(mlid).checked_sub(IB_LID_MCAST_START_HO) else {
+        return false;
+    };
+    // SAFETY: `mboxes` is the subnet's array of group boxes by MLID offset (osm_subnet.h),
+    // read under the lock (caller); the index is checked against its length.
+    unsafe {
+        let boxes = &(*osm).subn.mboxes;
+        boxes.get(index as usize).is_some_and(|b| !b.is_null())
+    }
+}
+
 /// Sets `entries` (per switch node GUID, the ports of the MLID's entry) in the switches'
 /// multicast tables, after checking them all: nothing is set unless everything can be.
 ///

@@ -8,8 +8,10 @@
 //! routing starts afresh: OpenSM rebuilds all groups right after the unicast step
 //! (osm_state_mgr.c: `osm_mcast_mgr_process(sm, TRUE)` after `osm_ucast_mgr_process`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
+use ibfabric::Fabric;
+use ibfabric::routing::MulticastTables;
 use ibfabric::routing::multicast::{
     CableLoad, Coverage, MemberPort, MulticastTree, build_tree, member_ports, tree_valley,
 };
@@ -104,6 +106,95 @@ impl Groups {
         self.trees.insert(mlid, (ports, tree));
         Ok(Programmed { entries, line })
     }
+}
+
+/// What the switches hold of every group: the entries the plugin set last (OpenSM clears a
+/// group's rows before it asks for its tree, and sends every block after), with the members
+/// OpenSM named then. A staged change plans the trees of the same groups over its routing
+/// from these.
+#[derive(Debug, Default)]
+pub struct HeldTrees {
+    groups: BTreeMap<u16, HeldGroup>,
+}
+
+/// One group as the switches hold it: the members OpenSM named, and per switch node GUID the
+/// ports set for it.
+type HeldGroup = (Vec<MemberRecord>, Vec<(u64, Vec<u8>)>);
+
+impl HeldTrees {
+    /// Records what was set for group `mlid` (no entries: nothing, or the set failed).
+    pub fn record(&mut self, mlid: u16, members: &[MemberRecord], entries: &[(u64, Vec<u8>)]) {
+        self.groups
+            .insert(mlid, (members.to_vec(), entries.to_vec()));
+    }
+
+    /// Forgets the groups that are gone (OpenSM clears their rows without asking for a tree).
+    pub fn retain(&mut self, exists: impl Fn(u16) -> bool) {
+        self.groups.retain(|&mlid, _| exists(mlid));
+    }
+
+    /// The held entries over `fabric` (switches that are gone left out).
+    pub fn tables(&self, fabric: &Fabric) -> MulticastTables {
+        let mut tables = MulticastTables::new();
+        for (&mlid, (_, entries)) in &self.groups {
+            for (guid, ports) in entries {
+                if let Some(switch) = fabric.node_by_guid(Guid(*guid)) {
+                    tables.set(switch, mlid, ports.iter().copied().collect());
+                }
+            }
+        }
+        tables
+    }
+
+    /// The trees of the same groups, with the same members, over `basis`, built with `groups`
+    /// (in MLID order, as OpenSM asks for them, so that `groups` keeps them for its requests
+    /// that follow). A group whose members are no longer all routed gets no tree.
+    pub fn rebuilt(&self, basis: &McastBasis, groups: &mut Groups) -> MulticastTables {
+        let mut tables = MulticastTables::new();
+        for (&mlid, (members, _)) in &self.groups {
+            let Ok(programmed) = groups.program(basis, mlid, members) else {
+                continue;
+            };
+            for (guid, ports) in programmed.entries {
+                if let Some(switch) = basis.fabric.node_by_guid(Guid(guid)) {
+                    tables.set(switch, mlid, ports.into_iter().collect());
+                }
+            }
+        }
+        tables
+    }
+}
+
+/// `programmed` held to the entries a staged change's first pass allows (`first`, over
+/// `fabric`): each switch keeps the ports of its entry that `first` has for the group, so
+/// that the tree is the one the plan proved; the log line says how many switches shrank.
+pub fn shrink(
+    mut programmed: Programmed,
+    fabric: &Fabric,
+    mlid: u16,
+    first: &MulticastTables,
+) -> Programmed {
+    let before = programmed.entries.clone();
+    for (guid, ports) in &mut programmed.entries {
+        let allowed = fabric
+            .node_by_guid(Guid(*guid))
+            .and_then(|switch| first.ports(switch, mlid))
+            .unwrap_or_default();
+        ports.retain(|&port| allowed.contains(port));
+    }
+    programmed.entries.retain(|(_, ports)| !ports.is_empty());
+    let shrunk = before
+        .iter()
+        .filter(|entry| !programmed.entries.contains(entry))
+        .count();
+    if shrunk > 0 {
+        programmed.line.push_str(&format!(
+            "; staged change: {shrunk} of {} tree switches hold only what the old and the new \
+             tree share until the last pass",
+            before.len()
+        ));
+    }
+    programmed
 }
 
 /// The group's log line: MLID, members, tree switches, depth, root and guarantee — checked
@@ -270,6 +361,53 @@ mod tests {
                 .iter()
                 .all(|&g| g == 0)
         );
+    }
+
+    #[test]
+    fn held_trees_rebuilt_over_the_same_routing_are_the_trees_set() {
+        let basis = basis(true);
+        let mut groups = Groups::default();
+        let mut held = HeldTrees::default();
+        for (mlid, count) in [(0xc000, 200), (0xc001, 7), (0xc002, 40)] {
+            let members = hosts(&basis, count);
+            let p = groups.program(&basis, mlid, &members).unwrap();
+            held.record(mlid, &members, &p.entries);
+        }
+        let set = held.tables(&basis.fabric);
+        assert_eq!(set.mlids(), vec![0xc000, 0xc001, 0xc002]);
+        assert_eq!(held.rebuilt(&basis, &mut Groups::default()), set);
+        held.retain(|mlid| mlid != 0xc001);
+        assert_eq!(held.tables(&basis.fabric).mlids(), vec![0xc000, 0xc002]);
+    }
+
+    #[test]
+    fn a_staged_tree_keeps_only_the_ports_the_first_pass_allows() {
+        let basis = basis(true);
+        let members = hosts(&basis, 30);
+        let p = Groups::default().program(&basis, 0xc000, &members).unwrap();
+        // The first pass allows every switch of the tree but one its entry's lowest port.
+        let mut first = MulticastTables::new();
+        for (i, (guid, ports)) in p.entries.iter().enumerate() {
+            let switch = basis.fabric.node_by_guid(Guid(*guid)).unwrap();
+            let keep = if i == 0 { &ports[..1] } else { &ports[..] };
+            first.set(switch, 0xc000, keep.iter().copied().collect());
+        }
+        let shrunk = shrink(p.clone(), &basis.fabric, 0xc000, &first);
+        assert_eq!(shrunk.entries.len(), p.entries.len());
+        assert_eq!(shrunk.entries[0].1, p.entries[0].1[..1].to_vec());
+        assert_eq!(shrunk.entries[1..], p.entries[1..]);
+        assert!(
+            shrunk.line.ends_with(&format!(
+                "staged change: 1 of {} tree switches hold only what the old and the new tree \
+                 share until the last pass",
+                p.entries.len()
+            )),
+            "{}",
+            shrunk.line
+        );
+        // Nothing allowed: no entry at all.
+        let none = shrink(p, &basis.fabric, 0xc000, &MulticastTables::new());
+        assert!(none.entries.is_empty());
     }
 
     #[test]

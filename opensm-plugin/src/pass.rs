@@ -3,14 +3,16 @@
 //! against the routing computed by the core (`ibfabric::session::transition`), with the lanes
 //! of the answers in force as what the ports hold; the pass written, recorded and logged.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use ibfabric::routing::{ForwardingTables, LidTable, NO_PORT};
-use ibfabric::session::transition::{Staging, stage, stage_with_proof};
+use ibfabric::session::transition::{Staging, Tables, TreeChange, stage, stage_with_proof};
 use ibfabric::session::{PassFigures, PassKind};
 use opensm_sys::osm_switch_t;
 
 use crate::commit::{Pending, SwitchPtr, write};
+use crate::mft;
 use crate::plugin::{Plugin, unpoisoned};
 use crate::sent::BLOCK;
 
@@ -25,6 +27,8 @@ pub(crate) unsafe fn write_pass(
     pending: &Pending,
     written: &mut bool,
 ) -> Result<Option<PassFigures>, String> {
+    // No pass holds the trees back unless this one says so (below).
+    *unpoisoned(plugin.staged_trees.lock()) = None;
     if !pending.staged {
         // SAFETY: as the caller's.
         return unsafe { write(pending, None, written) }.map(|()| None);
@@ -39,6 +43,18 @@ pub(crate) unsafe fn write_pass(
     let (changed, working) = (plan.staging.changed, plan.staging.dropped_working);
     let for_lanes = plan.staging.dropped_for_lanes;
     let unproven = plan.staging.last_pass_unproven;
+    // Until the last pass, the groups' trees (built after this callback) keep to the entries
+    // the first pass allows.
+    *unpoisoned(plugin.staged_trees.lock()) = plan.staging.first_pass.as_ref().map(|_| {
+        let first = plan.staging.first_trees.clone().unwrap_or_default();
+        (Arc::clone(&pending.routed), first)
+    });
+    let trees = match figures.trees_shrunk {
+        0 => String::new(),
+        shrunk => {
+            format!("; {shrunk} multicast entries shrunk to what the old and the new trees share")
+        }
+    };
     // SAFETY: as the caller's, after the write.
     figures.blocks = unsafe { record(plugin, pending, plan) };
     match figures.kind {
@@ -46,7 +62,7 @@ pub(crate) unsafe fn write_pass(
             "staged change, drop pass: {} of {changed} changed entries dropped{} ({working} of \
              the dropped still carried traffic), {} moved where proven safe, in {} LFT blocks \
              (planned in {planned_ms} ms); the new entries follow once every switch confirmed \
-             and {} ms passed",
+             and {} ms passed{trees}",
             figures.dropped - for_lanes,
             if for_lanes > 0 {
                 format!(
@@ -63,7 +79,7 @@ pub(crate) unsafe fn write_pass(
         PassKind::Lanes => log::info!(
             "staged change, lanes pass: the SL-to-VL tables change while no route crosses a \
              port whose lane changes; the new entries follow once every switch confirmed and \
-             {} ms passed",
+             {} ms passed{trees}",
             pending.drain.as_millis()
         ),
         PassKind::Install if changed > 0 => log::info!(
@@ -139,18 +155,38 @@ pub(crate) unsafe fn plan(plugin: &Plugin, pending: &Pending) -> Result<Plan, St
     drop(sent);
     // The lanes the ports hold (the answers in force, which OpenSM programmed) and the new
     // ones: with both known, the verifier may spare working routes and checks a lane change.
+    // The groups' trees as the switches hold them and as the new routing builds them; the
+    // groups OpenSM deleted since are forgotten (it cleared their rows).
+    // SAFETY: under OpenSM's lock (caller).
+    unpoisoned(plugin.held_trees.lock()).retain(|mlid| unsafe { mft::exists(plugin.osm.0, mlid) });
+    let (held_trees, new_trees) = plugin.trees_for_plan(routed);
     let old = unpoisoned(plugin.answers.read()).clone();
     let staging = match (old, &routed.qos) {
         (Some(old), Some(new)) => stage_with_proof(
             fabric,
             &lids,
-            &held,
-            &routed.tables,
-            &old.lanes_on(fabric),
-            new.tables(),
+            Tables {
+                forwarding: &held,
+                lanes: &old.lanes_on(fabric),
+                trees: &held_trees,
+            },
+            Tables {
+                forwarding: &routed.tables,
+                lanes: new.tables(),
+                trees: &new_trees,
+            },
             pending.spare_working,
         ),
-        _ => stage(fabric, &lids, &held, &routed.tables),
+        // No lanes of ours on one side: the plain plan, the trees shrunk with its first pass.
+        _ => {
+            let trees = TreeChange {
+                held: &held_trees,
+                target: &new_trees,
+            };
+            let first = trees.first_pass(fabric, None);
+            let plain = stage(fabric, &lids, &held, &routed.tables);
+            trees.complete(fabric, &held, first, true, plain)
+        }
     };
     Ok(Plan {
         staging,

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LockResult, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
+use ibfabric::routing::MulticastTables;
 use ibfabric::session::{QosAnswers, Routed, Session};
 use opensm_sys::osm_opensm_t;
 
@@ -14,7 +15,7 @@ use crate::commit::Pending;
 use crate::config::{Config, Source};
 use crate::follow_up::FollowUp;
 use crate::metrics::MetricsFile;
-use crate::multicast::{Groups, MemberRecord, Programmed};
+use crate::multicast::{Groups, HeldTrees, MemberRecord, Programmed, shrink};
 use crate::sent::SentTables;
 use crate::subnet::NodeRecord;
 use crate::sweep_log::{self, Sl2VlCount, Sl2VlLine, SweepRecord};
@@ -37,8 +38,9 @@ pub(crate) type Routings = Session<Vec<NodeRecord>, (Config, u8)>;
 
 /// State of one loaded plugin. Lock order: `pending` is held through `build_lid_matrices`
 /// and taken first; under it `reported`, `sweep_log`, `metrics`, `plan` and `session` are
-/// taken one at a time. Elsewhere every lock is taken alone (`tree_of_routing` releases `session` before it
-/// takes `multicast`), so no two threads can wait on each other.
+/// taken one at a time. `held_trees` is taken before `multicast` (`trees_for_plan`).
+/// Elsewhere every lock is taken alone (`tree_of_routing` releases `session` before it takes
+/// `multicast`), so no two threads can wait on each other.
 pub(crate) struct Plugin {
     pub(crate) osm: Daemon,
     /// The routing computed by `build_lid_matrices`, until `ucast_build_fwd_tables` writes it.
@@ -62,6 +64,11 @@ pub(crate) struct Plugin {
     pub(crate) metrics: Mutex<MetricsFile>,
     /// The multicast trees built over the routing in force (a new routing starts afresh).
     multicast: Mutex<Option<(Arc<Routed>, Groups)>>,
+    /// What the switches hold of every group: the entries set last.
+    pub(crate) held_trees: Mutex<HeldTrees>,
+    /// While a staged change is between its passes: the routing it goes to and the tree
+    /// entries its first pass allows (every group's tree is held to them until the last pass).
+    pub(crate) staged_trees: Mutex<Option<(Arc<Routed>, MulticastTables)>>,
     /// The pass last written to every switch, to tell what a switch holds when OpenSM lost a
     /// block of it.
     pub(crate) sent: Mutex<SentTables>,
@@ -134,6 +141,8 @@ impl Plugin {
             sweep_log: Mutex::new(None),
             metrics: Mutex::new(MetricsFile::default()),
             multicast: Mutex::new(None),
+            held_trees: Mutex::new(HeldTrees::default()),
+            staged_trees: Mutex::new(None),
             sent: Mutex::new(SentTables::default()),
             next_pass_after: Mutex::new(None),
             follow_up: FollowUp::default(),
@@ -219,6 +228,30 @@ impl Plugin {
         }
         log::info!("configuration in force: {}", report.1);
         *reported = Some(report);
+    }
+
+    /// The trees of the groups the switches hold, as they hold them and as `routed` builds
+    /// them (kept for the tree requests after its routing pass), for the plan of a change.
+    pub(crate) fn trees_for_plan(
+        &self,
+        routed: &Arc<Routed>,
+    ) -> (MulticastTables, MulticastTables) {
+        let held = unpoisoned(self.held_trees.lock());
+        let mut state = unpoisoned(self.multicast.lock());
+        if !matches!(&*state, Some((r, _)) if Arc::ptr_eq(r, routed)) {
+            *state = Some((Arc::clone(routed), Groups::default()));
+        }
+        let (_, groups) = state.as_mut().expect("set above");
+        let basis = &routed.multicast;
+        (held.tables(&basis.fabric), held.rebuilt(basis, groups))
+    }
+
+    /// `programmed` as the staged change in progress allows it ([`shrink`]), if one is.
+    pub(crate) fn staged_tree(&self, mlid: u16, programmed: Programmed) -> Programmed {
+        match &*unpoisoned(self.staged_trees.lock()) {
+            Some((routed, first)) => shrink(programmed, &routed.multicast.fabric, mlid, first),
+            None => programmed,
+        }
     }
 
     /// The group's tree over the routing in force, on the loads of the trees built over it.

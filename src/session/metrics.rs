@@ -96,6 +96,10 @@ const DROPPED_WORKING_TOTAL: Family = counter(
     "opensm_layered_staged_dropped_working_entries_total",
     "Forwarding entries that still carried traffic and were dropped between the passes of a change, summed.",
 );
+const TREES_SHRUNK_TOTAL: Family = counter(
+    "opensm_layered_staged_tree_entries_shrunk_total",
+    "Multicast entries (switch, group) held to what the old and the new tree share between the passes of a change, summed.",
+);
 const LFT_BLOCKS_TOTAL: Family = counter(
     "opensm_layered_lft_blocks_total",
     "64-entry LFT blocks the passes of staged changes differed in from the switches' confirmed tables (the SubnSet MADs sent), summed.",
@@ -202,6 +206,7 @@ pub const FAMILIES: &[Family] = &[
     SWITCHES_GAINED_TOTAL,
     STAGED_PASSES,
     DROPPED_WORKING_TOTAL,
+    TREES_SHRUNK_TOTAL,
     LFT_BLOCKS_TOTAL,
     SL2VL_SENT_TOTAL,
     SL2VL_ASKED_TOTAL,
@@ -263,6 +268,7 @@ pub struct SweepMetrics {
     /// Passes of staged changes by kind ([`PassKind::ALL`] order); `None` before the first.
     staged: Option<[u64; PassKind::ALL.len()]>,
     dropped_working: u64,
+    trees_shrunk: u64,
     lft_blocks: u64,
     /// SL-to-VL tables sent and asked for; `None` before the first count.
     sl2vl: Option<Sl2VlCount>,
@@ -313,6 +319,7 @@ impl SweepMetrics {
             let kind = PassKind::ALL.iter().position(|&k| k == pass.kind);
             staged[kind.expect("every kind is listed")] += 1;
             self.dropped_working += pass.dropped_working as u64;
+            self.trees_shrunk += pass.trees_shrunk as u64;
             self.lft_blocks += pass.blocks as u64;
         }
         if let Some(tables) = record.sl2vl_tables {
@@ -373,6 +380,7 @@ impl SweepMetrics {
                 .collect();
             out.family(&STAGED_PASSES, &kinds);
             out.one(&DROPPED_WORKING_TOTAL, self.dropped_working as f64);
+            out.one(&TREES_SHRUNK_TOTAL, self.trees_shrunk as f64);
             out.one(&LFT_BLOCKS_TOTAL, self.lft_blocks as f64);
         }
         if let Some(sl2vl) = self.sl2vl {

@@ -202,3 +202,51 @@ pub fn wait_configured(sm: &OpenSm, before: usize, configured: &str, within: Dur
         );
     }
 }
+
+/// Makes the change `act` and reads back every pass of it: each pass a further one follows (a
+/// drop or lanes pass) with `read_pass` once its sweep ended (from OpenSM's dumps: `ibroute`
+/// asks the switches by LID, and a drop pass drops some of the routes to them), then the
+/// fabric with `read_end` once the plugin settled. The drain time must leave room to read a
+/// pass before the next one is asked for (asserted).
+pub fn passes_read_with<T>(
+    sim: &mut Ibsim,
+    sm: &OpenSm,
+    act: impl FnOnce(&mut Ibsim),
+    read_pass: impl Fn(&Ibsim, &OpenSm) -> T,
+    read_end: impl Fn(&Ibsim, &OpenSm) -> T,
+) -> Vec<T> {
+    let count = |what: &str| sm.log().matches(what).count();
+    let staged = || count(DROP_PASS) + count(LANES_PASS);
+    let first_used = count(LAYERED_USED);
+    let (mut used, mut intermediate) = (first_used, staged());
+    act(sim);
+    let mut read = Vec::new();
+    loop {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let log = sm.log();
+            let last_used = log.rfind(LAYERED_USED);
+            let swept = last_used.is_some_and(|at| log[at..].contains(super::SUBNET_UP));
+            if log.matches(LAYERED_USED).count() > used && swept {
+                break;
+            }
+            assert!(Instant::now() < deadline, "no routing pass:\n{log}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        used = count(LAYERED_USED);
+        if staged() == intermediate {
+            break;
+        }
+        intermediate = staged();
+        std::thread::sleep(Duration::from_secs(1));
+        read.push(read_pass(sim, sm));
+        assert_eq!(
+            count(NEXT_PASS_ASKED),
+            intermediate - 1,
+            "the next pass started while this one was read back: raise the drain time"
+        );
+    }
+    wait_settled(sm, first_used);
+    read.push(read_end(sim, sm));
+    read
+}

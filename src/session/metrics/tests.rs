@@ -331,7 +331,7 @@ fn staged(kind: PassKind, dropped_working: usize, blocks: usize, time: f64) -> S
         dropped_working,
         moved: 0,
         blocks,
-        trees_shrunk: 0,
+        trees_shrunk: dropped_working / 2,
     });
     r
 }
@@ -355,6 +355,7 @@ fn staged_passes_are_counted_by_kind_with_their_dropped_routes_and_blocks() {
         s["opensm_layered_staged_dropped_working_entries_total"],
         9.0
     );
+    assert_eq!(s["opensm_layered_staged_tree_entries_shrunk_total"], 4.0);
     assert_eq!(s["opensm_layered_lft_blocks_total"], 76.0);
 }
 
