@@ -587,6 +587,39 @@ fn mlfm_d3_unicast_and_multicast_read_back_are_deadlock_free_on_every_sl() {
     acceptance("mlfm:d=3");
 }
 
+/// The transition verifier on the change of the trees between two checks of one unchanged
+/// unicast routing: every mixture of the old and new entries of every group (each switch's
+/// entry old, new or any part of each) with the routes, on every SL.
+fn verify_trees_change(old: &Checked, new: &Checked) -> TransitionVerdict {
+    let fabric = &new.back.fabric;
+    let (tables, sl2vl) = old.back.onto(fabric);
+    assert_eq!(tables, new.back.tables, "the unicast routing is unchanged");
+    let sls = BTreeMap::new();
+    verify_transition(
+        fabric,
+        &new.back.lids,
+        &Before {
+            tables: &tables,
+            sl2vl: &sl2vl,
+            multicast: Some(&old.tables),
+        },
+        &After {
+            tables: &new.back.tables,
+            path_sl: &DefaultSl(0),
+            sl2vl: &new.back.sl2vl,
+            multicast: Some(&Multicast {
+                tables: &new.tables,
+                sls: &sls,
+                default_sl: 0,
+            }),
+        },
+        &VerifyOptions {
+            sls: RouteSls::EverySl,
+            ..VerifyOptions::default()
+        },
+    )
+}
+
 /// The switch-to-switch ports group `mlid` is replicated to, per switch GUID.
 fn tree_ports(back: &ReadBack, tables: &MulticastTables, mlid: u16) -> BTreeSet<(u64, u8)> {
     let fabric = &back.fabric;
@@ -635,6 +668,10 @@ fn slim_fly_q5_trees_are_rebuilt_within_the_proof_after_leaves_joins_and_a_lost_
         tree_ports(&moved.back, &moved.tables, mlid),
         "the changed group's tree follows its members"
     );
+    // While the switches took the new entries, any mixture of the old and the new tree was
+    // safe: the kept tree and its new branches lie in one tree.
+    let verdict = verify_trees_change(&first, &moved);
+    assert!(verdict.is_safe(), "leaves and joins: {verdict}");
 
     // Cut a switch-to-switch cable of the broadcast group's tree.
     let broadcast = groups[0].joined.mlid;

@@ -4,16 +4,20 @@
 //!
 //! The trees of one routing share their cable loads, so later groups avoid the cables earlier
 //! ones use; a group asked for again with the same members keeps its tree (OpenSM rebuilds
-//! every group after each heavy sweep, and an unchanged tree sends no MFT block). A new
+//! every group after each heavy sweep, and an unchanged tree sends no MFT block), and one whose
+//! members joined or left keeps what it can of it ([`extend_tree`]: the old and the new tree
+//! lie in one tree, so no copy can circle while the switches take the new entries). A new
 //! routing starts afresh: OpenSM rebuilds all groups right after the unicast step
-//! (osm_state_mgr.c: `osm_mcast_mgr_process(sm, TRUE)` after `osm_ucast_mgr_process`).
+//! (osm_state_mgr.c: `osm_mcast_mgr_process(sm, TRUE)` after `osm_ucast_mgr_process`), and a
+//! staged change holds the trees to what the old and the new ones share until its last pass.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use ibfabric::Fabric;
 use ibfabric::routing::MulticastTables;
 use ibfabric::routing::multicast::{
-    CableLoad, Coverage, MemberPort, MulticastTree, build_tree, member_ports, tree_valley,
+    CableLoad, Coverage, MemberPort, MulticastTree, build_tree, extend_tree, member_ports,
+    tree_valley,
 };
 use ibfabric::session::McastBasis;
 use ibfabric::topology::{Guid, PortRef};
@@ -88,16 +92,26 @@ impl Groups {
             });
         }
         let (ports, unattached) = member_ports(&basis.fabric, &basis.graph, &ends);
+        let order = basis.order.as_ref();
+        let mut afresh = false;
         let tree = match self.trees.remove(&mlid) {
             Some((old_ports, old)) if old_ports == ports => old,
-            previous => {
-                if let Some((_, old)) = previous {
-                    load.remove(&old);
-                }
-                build_tree(&basis.graph, basis.order.as_ref(), &ports, load)
+            Some((_, old)) => {
+                load.remove(&old);
+                extend_tree(&basis.graph, order, &old, &ports, load).unwrap_or_else(|| {
+                    afresh = true;
+                    build_tree(&basis.graph, order, &ports, load)
+                })
             }
+            None => build_tree(&basis.graph, order, &ports, load),
         };
-        let line = describe(basis, mlid, ends.len(), &tree, unattached.len());
+        let mut line = describe(basis, mlid, ends.len(), &tree, unattached.len());
+        if afresh {
+            line.push_str(
+                "; built afresh: the old tree could not reach the new members, and copies may \
+                 follow both trees while the switches take the new one",
+            );
+        }
         let entries = tree
             .forwarding()
             .into_iter()
@@ -408,6 +422,52 @@ mod tests {
         // Nothing allowed: no entry at all.
         let none = shrink(p, &basis.fabric, 0xc000, &MulticastTables::new());
         assert!(none.entries.is_empty());
+    }
+
+    /// Per switch node GUID, the ports of an entry.
+    fn ports(p: &Programmed) -> HashMap<u64, HashSet<u8>> {
+        p.entries
+            .iter()
+            .map(|(guid, ports)| (*guid, ports.iter().copied().collect()))
+            .collect()
+    }
+
+    #[test]
+    fn a_join_only_adds_to_the_tree_and_a_leave_only_takes_from_it() {
+        let basis = basis(true);
+        let mut groups = Groups::default();
+        let everyone = hosts(&basis, 200);
+        let members: Vec<MemberRecord> = everyone.iter().copied().step_by(9).collect();
+        let before = ports(&groups.program(&basis, 0xc000, &members).unwrap());
+        // A host on a switch the tree does not reach yet joins.
+        let joining = everyone
+            .iter()
+            .rev()
+            .find(|h| !members.contains(h))
+            .copied()
+            .unwrap();
+        let mut more = members.clone();
+        more.push(joining);
+        let joined = groups.program(&basis, 0xc000, &more).unwrap();
+        assert_reaches_exactly(&basis, &more, &joined);
+        assert!(!joined.line.contains("built afresh"), "{}", joined.line);
+        let after_join = ports(&joined);
+        for (guid, old) in &before {
+            assert!(
+                old.is_subset(&after_join[guid]),
+                "{guid:#x}: a join took ports"
+            );
+        }
+        // Two members leave.
+        let fewer = &more[2..];
+        let left = groups.program(&basis, 0xc000, fewer).unwrap();
+        assert_reaches_exactly(&basis, fewer, &left);
+        for (guid, new) in ports(&left) {
+            assert!(
+                new.is_subset(&after_join[&guid]),
+                "{guid:#x}: a leave added ports"
+            );
+        }
     }
 
     #[test]

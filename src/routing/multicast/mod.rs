@@ -21,11 +21,15 @@
 //! Without a cable order (the other deadlock schemes, or none) the tree is a shortest-path
 //! tree from the most central switch, and [`Coverage`] says that no deadlock proof covers it.
 
+mod extend;
+#[cfg(test)]
+mod extend_tests;
 mod load;
 mod search;
 #[cfg(test)]
 mod tests;
 
+pub use extend::extend_tree;
 pub use load::CableLoad;
 
 use std::collections::BTreeMap;

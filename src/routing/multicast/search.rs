@@ -142,62 +142,96 @@ fn grow(
     is_member: &[bool],
     members: usize,
 ) -> Option<Skeleton> {
-    const OPEN: u32 = u32::MAX;
-    let n = graph.len();
-    let mut parent = vec![usize::MAX; n];
-    // Bounds a child's cables must rank below: (up, down); the root has none.
-    let mut bound = vec![(OPEN, OPEN); n];
-    let mut top_down = vec![root];
-    parent[root] = root;
-    let mut reached = usize::from(is_member[root]);
-    let mut level = vec![root];
-    let mut offer: Vec<Option<Offer>> = vec![None; n];
-    while !level.is_empty() && reached < members {
-        let mut next = Vec::new();
-        for &x in &level {
-            for e in graph.edges(x) {
-                let y = graph.edge_to[e] as usize;
-                if parent[y] != usize::MAX {
-                    continue;
-                }
-                let ranks = match order {
-                    Some(order) => {
-                        let up =
-                            order.rank(graph.edge_between(y, x).expect("cables run both ways"));
-                        let down = order.rank(e);
-                        if up >= bound[x].0 || down >= bound[x].1 {
-                            continue;
-                        }
-                        (up, down)
-                    }
-                    None => (OPEN, OPEN),
-                };
-                let candidate = (load.lightest(e).1, OPEN - ranks.0.max(ranks.1), x, ranks);
-                match &offer[y] {
-                    None => {
-                        next.push(y);
-                        offer[y] = Some(candidate);
-                    }
-                    Some(best) if (candidate.0, candidate.1) < (best.0, best.1) => {
-                        offer[y] = Some(candidate);
-                    }
-                    Some(_) => {}
-                }
-            }
-        }
-        for &y in &next {
-            let (_, _, x, ranks) = offer[y].take().expect("offered above");
-            parent[y] = x;
-            bound[y] = ranks;
-            reached += usize::from(is_member[y]);
-            top_down.push(y);
-        }
-        level = next;
-    }
+    let mut growth = Growth::new(graph.len());
+    growth.parent[root] = root;
+    growth.top_down.push(root);
+    let reached = growth.grow(graph, order, load, vec![root], is_member, members);
     if order.is_some() && reached < members {
         return None;
     }
-    Some(prune(root, &parent, &top_down, is_member))
+    Some(prune(root, &growth.parent, &growth.top_down, is_member))
+}
+
+/// No bound: a root's cables, or any cable without an order.
+const OPEN: u32 = u32::MAX;
+
+/// A tree being grown: per switch its parent (`usize::MAX` while it is outside the tree; a
+/// switch that may not join is its own parent) and the bounds its children's cables must rank
+/// below (up, down), and the switches in the tree, each parent before its children.
+pub(super) struct Growth {
+    pub parent: Vec<usize>,
+    pub bound: Vec<(u32, u32)>,
+    pub top_down: Vec<usize>,
+}
+
+impl Growth {
+    /// Nothing grown on `n` switches.
+    pub fn new(n: usize) -> Self {
+        Growth {
+            parent: vec![usize::MAX; n],
+            bound: vec![(OPEN, OPEN); n],
+            top_down: Vec::new(),
+        }
+    }
+
+    /// Grows the tree from the switches of `level` (in it already), a level at a time, until
+    /// it holds `members` member switches or can grow no further; returns how many it holds
+    /// (`level`'s own included).
+    pub fn grow(
+        &mut self,
+        graph: &RoutingGraph,
+        order: Option<&CableOrder>,
+        load: &CableLoad,
+        mut level: Vec<usize>,
+        is_member: &[bool],
+        members: usize,
+    ) -> usize {
+        let mut reached = level.iter().filter(|&&v| is_member[v]).count();
+        let mut offer: Vec<Option<Offer>> = vec![None; graph.len()];
+        while !level.is_empty() && reached < members {
+            let mut next = Vec::new();
+            for &x in &level {
+                for e in graph.edges(x) {
+                    let y = graph.edge_to[e] as usize;
+                    if self.parent[y] != usize::MAX {
+                        continue;
+                    }
+                    let ranks = match order {
+                        Some(order) => {
+                            let up =
+                                order.rank(graph.edge_between(y, x).expect("cables run both ways"));
+                            let down = order.rank(e);
+                            if up >= self.bound[x].0 || down >= self.bound[x].1 {
+                                continue;
+                            }
+                            (up, down)
+                        }
+                        None => (OPEN, OPEN),
+                    };
+                    let candidate = (load.lightest(e).1, OPEN - ranks.0.max(ranks.1), x, ranks);
+                    match &offer[y] {
+                        None => {
+                            next.push(y);
+                            offer[y] = Some(candidate);
+                        }
+                        Some(best) if (candidate.0, candidate.1) < (best.0, best.1) => {
+                            offer[y] = Some(candidate);
+                        }
+                        Some(_) => {}
+                    }
+                }
+            }
+            for &y in &next {
+                let (_, _, x, ranks) = offer[y].take().expect("offered above");
+                self.parent[y] = x;
+                self.bound[y] = ranks;
+                reached += usize::from(is_member[y]);
+                self.top_down.push(y);
+            }
+            level = next;
+        }
+        reached
+    }
 }
 
 /// The up*/down* spanning tree of `order` pruned to `switches`, or `None` when they lie in

@@ -10,12 +10,12 @@ use crate::routing::repair::{Previous, repair};
 use crate::routing::{RoutingConfig, Turns};
 use crate::topology::{NodeId, TopologySpec};
 
-fn fabric(spec: &str) -> Fabric {
+pub(super) fn fabric(spec: &str) -> Fabric {
     spec.parse::<TopologySpec>().unwrap().build().unwrap()
 }
 
 /// The host ports of `fabric` (every host's port 1 and beyond that is cabled).
-fn host_ports(fabric: &Fabric) -> Vec<PortRef> {
+pub(super) fn host_ports(fabric: &Fabric) -> Vec<PortRef> {
     fabric
         .hosts()
         .flat_map(|h| {
@@ -85,7 +85,7 @@ fn tree_path(tree: &MulticastTree, a: usize, b: usize) -> Vec<usize> {
 /// Asserts that `tree` is a tree of single cables over `graph` spanning exactly the switches
 /// of `members` (and the switches between them), and, with an order, that every path between
 /// two member switches is unimodal — by the checker and by walking each path.
-fn assert_tree(
+pub(super) fn assert_tree(
     fabric: &Fabric,
     graph: &RoutingGraph,
     order: Option<&CableOrder>,
