@@ -75,6 +75,20 @@ impl Layers {
         (e != NONE).then_some(e as usize)
     }
 
+    /// Every switch's next hop towards t in layer l, by switch ([`NONE`]: none): one row of
+    /// [`Self::next_edge`], for loops that read many switches towards one destination.
+    pub fn next_row(&self, l: usize, t: usize) -> &[u32] {
+        let start = self.at(l, 0, t);
+        &self.next[start..start + self.n]
+    }
+
+    /// Every switch's hops to t in layer l, by switch ([`UNSET`]: no route): one row of
+    /// [`Self::hops`].
+    pub fn hops_row(&self, l: usize, t: usize) -> &[u8] {
+        let start = self.at(l, 0, t);
+        &self.hops[start..start + self.n]
+    }
+
     /// Hops from s to t in layer l, if s has a route.
     pub fn hops(&self, l: usize, s: usize, t: usize) -> Option<u8> {
         let h = self.hops[self.at(l, s, t)];

@@ -12,7 +12,7 @@ use crate::routing::cable_order::{CableOrder, Shape};
 use crate::routing::config::MAX_SEARCH_HOPS;
 use crate::routing::disjoint::DISJOINT_TARGET;
 use crate::routing::graph::RoutingGraph;
-use crate::routing::layers::Layers;
+use crate::routing::layers::{Layers, UNSET};
 
 /// The cost of a candidate path, compared lexicographically: first how far it pushes the link
 /// it enters t on over that link's cap ([`entry_cap`](super::entry::entry_cap)); then its damage to path
@@ -96,7 +96,7 @@ impl Search {
             // Length first (cheap): t itself (h = 0) or a routed switch, whose route is forced
             // from here on, must give an allowed total; an unrouted one must leave room to
             // reach t.
-            let forced = ctx.layers.hops(ctx.l, w, ctx.t);
+            let forced = Some(ctx.hops[w]).filter(|&h| h != UNSET);
             match forced {
                 Some(h)
                     if !(self.min_len..=self.max_len).contains(&(next_depth + usize::from(h))) =>
@@ -145,7 +145,7 @@ impl Search {
             let (mut full_damage, mut full_weight) = (step_damage, step_weight);
             let (mut x, mut last) = (w, v);
             while x != ctx.t {
-                let c = ctx.layers.next_edge(ctx.l, x, ctx.t).expect("routed");
+                let c = ctx.next[x] as usize;
                 full_damage = full_damage.add(self.repeats(ctx, depth, c));
                 full_weight += ctx.weights[c];
                 last = x;
@@ -177,7 +177,7 @@ impl Search {
         let mut chain = [0u32; 2 * MAX_SEARCH_HOPS];
         let (mut k, mut x) = (0, w);
         while x != ctx.t {
-            let c = ctx.layers.next_edge(ctx.l, x, ctx.t).expect("routed");
+            let c = ctx.next[x] as usize;
             if k == chain.len() {
                 return false; // longer than any route the search forces
             }
@@ -201,7 +201,7 @@ impl Search {
         let tail = ctx.graph.edge_from[e] as usize;
         let mut damage = Damage::default();
         for earlier in 0..ctx.l {
-            if ctx.layers.next_edge(earlier, tail, ctx.t) != Some(e) {
+            if ctx.layers.next_row(earlier, ctx.t)[tail] != e as u32 {
                 continue;
             }
             for (i, &v) in self.visited[..=depth].iter().enumerate() {
@@ -264,6 +264,10 @@ pub(super) struct Context<'a> {
     t: usize,
     weights: &'a [u64],
     dist_t: &'a [u8],
+    /// Layer l's hops to t, by switch ([`UNSET`]: not routed yet).
+    hops: &'a [u8],
+    /// Layer l's next hops towards t, by switch (set wherever `hops` is).
+    next: &'a [u32],
     tree: TreeEntry<'a>,
     /// Layers still to be routed, this one included.
     remaining: usize,
@@ -289,6 +293,8 @@ impl<'a> Context<'a> {
             t,
             weights,
             dist_t: graph.dist_to(t),
+            hops: layers.hops_row(l, t),
+            next: layers.next_row(l, t),
             tree,
             remaining: layers.count() - l,
             order,
