@@ -620,6 +620,19 @@ fn verify_trees_change(old: &Checked, new: &Checked) -> TransitionVerdict {
     )
 }
 
+/// One end of a switch-to-switch cable of group `mlid`'s tree as `checked` read it back, on
+/// the `generated` fabric (whose names the simulator's console takes).
+fn tree_cable(generated: &Fabric, checked: &Checked, mlid: u16) -> PortRef {
+    let &(guid, port) = tree_ports(&checked.back, &checked.tables, mlid)
+        .iter()
+        .next()
+        .expect("a tree cable");
+    let node = generated
+        .node_by_guid(ibfabric::topology::Guid(guid))
+        .expect("a switch of the generated fabric");
+    PortRef { node, port }
+}
+
 /// The switch-to-switch ports group `mlid` is replicated to, per switch GUID.
 fn tree_ports(back: &ReadBack, tables: &MulticastTables, mlid: u16) -> BTreeSet<(u64, u8)> {
     let fabric = &back.fabric;
@@ -674,15 +687,9 @@ fn slim_fly_q5_trees_are_rebuilt_within_the_proof_after_leaves_joins_and_a_lost_
     assert!(verdict.is_safe(), "leaves and joins: {verdict}");
 
     // Cut a switch-to-switch cable of the broadcast group's tree.
-    let broadcast = groups[0].joined.mlid;
-    let &(guid, port) = tree_ports(&moved.back, &moved.tables, broadcast)
-        .iter()
-        .next()
-        .expect("a tree cable");
-    let switch = generated
-        .node_by_guid(ibfabric::topology::Guid(guid))
-        .expect("a switch of the generated fabric");
-    let cable = format!("\"{}\"[{port}]", generated.node(switch).name);
+    let end = tree_cable(&generated, &moved, groups[0].joined.mlid);
+    let (guid, port) = (generated.node(end.node).guid.0, end.port);
+    let cable = common::console_port(&generated, end);
     let log_before = sm.log().len();
     sim.console(&format!("Unlink {cable}"));
     wait_settled(&sm, routings);
@@ -818,15 +825,7 @@ fn slim_fly_q5_trees_change_in_proven_passes_when_a_tree_cable_goes_and_comes_ba
     let before = read_pass(&sim, &sm);
 
     // A switch-to-switch cable of the broadcast group's tree, cut and plugged back.
-    let broadcast = groups[0].joined.mlid;
-    let &(guid, port) = tree_ports(&joined.back, &joined.tables, broadcast)
-        .iter()
-        .next()
-        .expect("a tree cable");
-    let switch = generated
-        .node_by_guid(ibfabric::topology::Guid(guid))
-        .expect("a switch of the generated fabric");
-    let near = PortRef { node: switch, port };
+    let near = tree_cable(&generated, &joined, groups[0].joined.mlid);
     let far = generated.peer(near).expect("cabled");
     let (near, far) = (
         common::console_port(&generated, near),
