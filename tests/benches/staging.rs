@@ -8,7 +8,9 @@
 //! Markdown row per step: the changed entries, the drop pass of `stage` (entries dropped, of
 //! them still working) and its time, and `stage_with_proof` (the transition verifier sparing
 //! working routes and checking a change of lanes): entries dropped, still working, moved,
-//! whether the lanes change and get a pass of their own, and its time; then the whole change
+//! whether the lanes change and get a pass of their own, and its time; the same plan with
+//! three multicast groups (every host, a third of them, every fifth) whose trees the verifier
+//! includes: working entries dropped, tree entries shrunk, time; then the whole change
 //! as the plugin writes it, each pass staged afresh with the proof from what the previous one
 //! left: the passes (d drop, l lanes, i install), the entries dropped over all of them, of
 //! them still working, and the time the plans took, all passes together (one run).
@@ -21,10 +23,11 @@ use ibfabric::deadlock::Shortage;
 use ibfabric::deadlock::Sl2VlTables;
 use ibfabric::options::DeadlockMode;
 use ibfabric::rng::Rng;
+use ibfabric::routing::multicast::group_tables;
 use ibfabric::routing::{ForwardingTables, LidTable, RoutingConfig, assign_lids};
 use ibfabric::session::transition::{NO_TREES, Tables, stage, stage_with_proof};
 use ibfabric::session::{DeadlockSettings, Routed, repair, route};
-use ibfabric::topology::TopologySpec;
+use ibfabric::topology::{PortRef, TopologySpec};
 use measure::{measure, median, ms};
 use std::time::{Duration, Instant};
 
@@ -103,6 +106,41 @@ fn row(q: u32, step: &str, fabric: &Fabric, old: &Routed, new: &Routed) {
             true,
         )
     });
+    // The same plan with three groups (every host, a third, every fifth) as the plugin builds
+    // their trees over each routing: the verifier's runs then include the trees.
+    let trees = |r: &Routed| {
+        let hosts: Vec<PortRef> = r
+            .multicast
+            .fabric
+            .hosts()
+            .map(|node| PortRef { node, port: 1 })
+            .collect();
+        let groups = [
+            (0xc000, hosts.clone()),
+            (0xc001, hosts[..hosts.len() / 3].to_vec()),
+            (0xc002, hosts.iter().copied().step_by(5).collect()),
+        ];
+        let basis = &r.multicast;
+        group_tables(&basis.fabric, &basis.graph, basis.order.as_ref(), &groups)
+    };
+    let (old_trees, new_trees) = (trees(old), trees(new));
+    let (tree_times, with_trees) = measure(|| {
+        stage_with_proof(
+            fabric,
+            &lids,
+            Tables {
+                forwarding: &old.tables,
+                lanes: &old_lanes,
+                trees: &old_trees,
+            },
+            Tables {
+                forwarding: &new.tables,
+                lanes: &new_lanes,
+                trees: &new_trees,
+            },
+            true,
+        )
+    });
     let lanes_change = !old_lanes.same_lanes(&new_lanes, fabric);
     let (passes, all_dropped, all_working, planning) = follow(
         fabric,
@@ -113,7 +151,7 @@ fn row(q: u32, step: &str, fabric: &Fabric, old: &Routed, new: &Routed) {
         &new_lanes,
     );
     println!(
-        "| q = {q} | {step} | {} | {} / {} | {} | {} / {} / {} | {} | {} | {passes}: {all_dropped} / {all_working} | {} |",
+        "| q = {q} | {step} | {} | {} / {} | {} | {} / {} / {} | {} | {} | {} / {} | {} | {passes}: {all_dropped} / {all_working} | {} |",
         plain.changed,
         plain.dropped,
         plain.dropped_working,
@@ -130,6 +168,9 @@ fn row(q: u32, step: &str, fabric: &Fabric, old: &Routed, new: &Routed) {
             (true, false) => "yes: proven",
         },
         ms(median(&proof_times)),
+        with_trees.dropped_working,
+        with_trees.trees_shrunk,
+        ms(median(&tree_times)),
         ms(planning),
     );
 }
@@ -152,9 +193,10 @@ fn main() {
     println!(
         "| fabric | step | entries changed | stage: dropped / still working | time | \
          with proof: dropped / still working / moved | lanes change | time | \
+         with 3 groups: still working dropped / tree entries shrunk | time | \
          whole change: passes: dropped / still working | time |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let full = route(whole.clone(), &config, &settings()).unwrap();
     let cables: Vec<u32> = (0..whole.links().len() as u32)
         .filter(|&i| {

@@ -36,6 +36,7 @@ use std::collections::BTreeMap;
 
 use super::cable_order::CableOrder;
 use super::graph::RoutingGraph;
+use super::mft::MulticastTables;
 use crate::topology::{Fabric, PortRef};
 
 /// A switch port a group's packets leave by towards a member: the port of a member host's
@@ -233,6 +234,26 @@ pub fn build_tree(
     };
     load.add(&tree);
     tree
+}
+
+/// The trees of `groups` (MLID, member ports as a subnet manager lists them), built one after
+/// the other on shared cable loads as after a routing, as multicast forwarding tables.
+pub fn group_tables(
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    order: Option<&CableOrder>,
+    groups: &[(u16, Vec<PortRef>)],
+) -> MulticastTables {
+    let mut load = CableLoad::new(fabric, graph);
+    let mut tables = MulticastTables::new();
+    for (mlid, members) in groups {
+        let (ports, _) = member_ports(fabric, graph, members);
+        let tree = build_tree(graph, order, &ports, &mut load);
+        for (s, ports) in tree.forwarding() {
+            tables.set(graph.nodes[s], *mlid, ports.into_iter().collect());
+        }
+    }
+    tables
 }
 
 /// The first path through `tree` that falls and then rises in `order` (three edges: in travel

@@ -7,7 +7,7 @@ use super::tests::{config, fabric, full_and_repaired, lanes, port_pair, without_
 use super::*;
 use crate::deadlock::verify::{After, Before, Multicast, verify_transition};
 use crate::deadlock::{DefaultSl, RouteSls, Sl2VlTables, VerifyOptions};
-use crate::routing::multicast::{CableLoad, build_tree, member_ports};
+use crate::routing::multicast::group_tables;
 use crate::session::{Routed, repair, route};
 use crate::topology::PortRef;
 
@@ -25,20 +25,10 @@ fn groups(fabric: &Fabric) -> Vec<(u16, Vec<PortRef>)> {
     ]
 }
 
-/// The trees of `groups` over `routed`, built one after the other on shared cable loads, as
-/// the plugin builds them after a routing.
+/// The trees of `groups` over `routed`, as the plugin builds them after a routing.
 fn trees(routed: &Routed, groups: &[(u16, Vec<PortRef>)]) -> MulticastTables {
     let basis = &routed.multicast;
-    let mut load = CableLoad::new(&basis.fabric, &basis.graph);
-    let mut tables = MulticastTables::new();
-    for (mlid, members) in groups {
-        let (ports, _) = member_ports(&basis.fabric, &basis.graph, members);
-        let tree = build_tree(&basis.graph, basis.order.as_ref(), &ports, &mut load);
-        for (s, ports) in tree.forwarding() {
-            tables.set(basis.graph.nodes[s], *mlid, ports.into_iter().collect());
-        }
-    }
-    tables
+    group_tables(&basis.fabric, &basis.graph, basis.order.as_ref(), groups)
 }
 
 /// Forwarding, lanes and trees as the switches hold them or a pass writes them.
