@@ -31,6 +31,9 @@
 //! a hop may take the old lane at one switch and the new one at the next, so each pass must
 //! also be checked with both tables: `deadlock::verify::verify_transition` does, and proves
 //! both passes of a repair on Slim Fly q = 5 safe for every SL (see the tests).
+//!
+//! The multicast trees follow the same argument ([`trees`]): until the last pass every
+//! switch's entry for a group holds only the ports the held and the new tree share.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -163,10 +166,12 @@ pub fn stage(
     }
 }
 
-/// As [`stage`], for a change whose SL-to-VL tables go from `old_lanes` (what the ports hold;
-/// the first pass keeps them) to `new_lanes` (written with the last pass), with two gains
-/// where the transition verifier can prove them (every mixture of forwarding entries and
-/// SL-to-VL tables loop-free and deadlock-free for every route on every SL):
+/// As [`stage`], for a change whose SL-to-VL tables go from `held.lanes` (what the ports hold;
+/// the first pass keeps them) to `target.lanes` (written with the last pass) and whose
+/// multicast trees go from `held.trees` to `target.trees` (the passes before the last hold
+/// the trees to what both share, [`trees`]), with two gains where the transition verifier
+/// can prove them (every mixture of forwarding entries, SL-to-VL tables and tree entries
+/// loop-free and deadlock-free for every route and group on every SL):
 ///
 /// * when the lanes change and no held route crosses a switch from an input to an output whose
 ///   SL-to-VL row changes (a cable that came back changes only its own rows), the lanes change
@@ -204,17 +209,8 @@ pub fn stage_with_proof(
     };
     let same_lanes = held.lanes.same_lanes(target.lanes, fabric);
     let first_trees = trees.first_pass(fabric, (!same_lanes).then_some((held.lanes, target.lanes)));
-    let (staging, trees_proven) = stage_forwarding(
-        fabric,
-        lids,
-        Tables {
-            trees: &first_trees,
-            ..held
-        },
-        held,
-        target,
-        spare_working,
-    );
+    let (staging, trees_proven) =
+        stage_forwarding(fabric, lids, held, target, &first_trees, spare_working);
     if trees_proven {
         return staging;
     }
@@ -233,19 +229,19 @@ pub struct Tables<'a> {
     pub trees: &'a MulticastTables,
 }
 
-/// The forwarding part of [`stage_with_proof`]; the trees of its first pass are `first`'s
-/// (they go with `held`'s forwarding and lanes otherwise). Also says whether the pass it plans
-/// to write at once was proven with the new trees.
+/// The forwarding part of [`stage_with_proof`], the trees of its first pass being
+/// `first_trees` in every proof. Also says whether the pass it plans to write at once was
+/// proven with the new trees.
 fn stage_forwarding(
     fabric: &Fabric,
     lids: &LidTable,
-    first: Tables<'_>,
     held: Tables<'_>,
     target: Tables<'_>,
+    first_trees: &MulticastTables,
     spare_working: bool,
 ) -> (Staging, bool) {
     let (old_lanes, new_lanes) = (held.lanes, target.lanes);
-    let (held_trees, first_trees) = (held.trees, first.trees);
+    let held_trees = held.trees;
     let trees = TreeChange {
         held: held.trees,
         target: target.trees,

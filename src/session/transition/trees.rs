@@ -7,7 +7,7 @@
 //! round a cycle that the two trees make together, replicated without end (InfiniBand has no
 //! hop limit), or down the held tree and up the new one, outside the lanes by port pair.
 //!
-//! So every pass before the last holds the [`first_pass_trees`]: each switch keeps, of its
+//! So every pass before the last holds the first-pass trees ([`TreeChange::first_pass`]): each switch keeps, of its
 //! entry for a group, the ports that the held and the new tree both have. Any mixture of held
 //! entries and these replicates along the held trees only, and any mixture of these and the new
 //! entries along the new trees only: the drop argument of the forwarding, for trees. Members
