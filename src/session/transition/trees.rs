@@ -7,14 +7,14 @@
 //! round a cycle that the two trees make together, replicated without end (InfiniBand has no
 //! hop limit), or down the held tree and up the new one, outside the lanes by port pair.
 //!
-//! So every pass before the last holds the first-pass trees ([`TreeChange::first_pass`]): each switch keeps, of its
-//! entry for a group, the ports that the held and the new tree both have. Any mixture of held
-//! entries and these replicates along the held trees only, and any mixture of these and the new
-//! entries along the new trees only: the drop argument of the forwarding, for trees. Members
-//! that the shrunk trees no longer reach receive nothing of the group between the passes. When
-//! the lanes change with a later pass, an entry that could carry a copy across a port pair
-//! whose SL-to-VL row changes is emptied as well, so that every copy keeps its VL whichever
-//! table its switch holds.
+//! So every pass before the last holds the first-pass trees ([`TreeChange::first_pass`]): each
+//! switch keeps, of its entry for a group, the ports that the held and the new tree both have.
+//! Any mixture of held entries and these replicates along the held trees only, and any mixture
+//! of these and the new entries along the new trees only: the drop argument of the forwarding,
+//! for trees. Members that the shrunk trees no longer reach receive nothing of the group
+//! between the passes. When the lanes change with a later pass, an entry that could carry a
+//! copy across a port pair whose SL-to-VL row changes is emptied as well, so that every copy
+//! keeps its VL whichever table its switch holds.
 
 use super::Staging;
 use crate::Fabric;
