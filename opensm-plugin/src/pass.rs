@@ -1,7 +1,9 @@
 //! Which pass of a change to write now, and writing it: what the switches hold, read from
 //! OpenSM's confirmed tables (and [`crate::sent`] where a block was not confirmed), staged
 //! against the routing computed by the core (`ibfabric::session::transition`), with the lanes
-//! of the answers in force as what the ports hold; the pass written, recorded and logged.
+//! of the answers in force as what the ports hold and the multicast entries the plugin set last
+//! as what the switches replicate by; the pass written, recorded and logged, and the trees it
+//! allows kept for the tree requests of its sweep.
 
 use std::sync::Arc;
 use std::time::Instant;
