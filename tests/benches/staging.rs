@@ -24,7 +24,7 @@ use ibfabric::deadlock::Sl2VlTables;
 use ibfabric::options::DeadlockMode;
 use ibfabric::rng::Rng;
 use ibfabric::routing::multicast::group_tables;
-use ibfabric::routing::{ForwardingTables, LidTable, RoutingConfig, assign_lids};
+use ibfabric::routing::{ForwardingTables, LidTable, MulticastTables, RoutingConfig, assign_lids};
 use ibfabric::session::transition::{NO_TREES, Tables, stage, stage_with_proof};
 use ibfabric::session::{DeadlockSettings, Routed, repair, route};
 use ibfabric::topology::{PortRef, TopologySpec};
@@ -89,23 +89,27 @@ fn row(q: u32, step: &str, fabric: &Fabric, old: &Routed, new: &Routed) {
     let lanes = |r: &Routed| r.qos.as_ref().unwrap().lanes_on(fabric);
     let (old_lanes, new_lanes) = (lanes(old), lanes(new));
     let (plain_times, plain) = measure(|| stage(fabric, &lids, &old.tables, &new.tables));
-    let (proof_times, proof) = measure(|| {
-        stage_with_proof(
-            fabric,
-            &lids,
-            Tables {
-                forwarding: &old.tables,
-                lanes: &old_lanes,
-                trees: &NO_TREES,
-            },
-            Tables {
-                forwarding: &new.tables,
-                lanes: &new_lanes,
-                trees: &NO_TREES,
-            },
-            true,
-        )
-    });
+    // The first plan with the proof, with the groups' trees `trees` (old, new).
+    let plan = |trees: (&MulticastTables, &MulticastTables)| {
+        measure(|| {
+            stage_with_proof(
+                fabric,
+                &lids,
+                Tables {
+                    forwarding: &old.tables,
+                    lanes: &old_lanes,
+                    trees: trees.0,
+                },
+                Tables {
+                    forwarding: &new.tables,
+                    lanes: &new_lanes,
+                    trees: trees.1,
+                },
+                true,
+            )
+        })
+    };
+    let (proof_times, proof) = plan((&NO_TREES, &NO_TREES));
     // The same plan with three groups (every host, a third, every fifth) as the plugin builds
     // their trees over each routing: the verifier's runs then include the trees.
     let trees = |r: &Routed| {
@@ -124,23 +128,7 @@ fn row(q: u32, step: &str, fabric: &Fabric, old: &Routed, new: &Routed) {
         group_tables(&basis.fabric, &basis.graph, basis.order.as_ref(), &groups)
     };
     let (old_trees, new_trees) = (trees(old), trees(new));
-    let (tree_times, with_trees) = measure(|| {
-        stage_with_proof(
-            fabric,
-            &lids,
-            Tables {
-                forwarding: &old.tables,
-                lanes: &old_lanes,
-                trees: &old_trees,
-            },
-            Tables {
-                forwarding: &new.tables,
-                lanes: &new_lanes,
-                trees: &new_trees,
-            },
-            true,
-        )
-    });
+    let (tree_times, with_trees) = plan((&old_trees, &new_trees));
     let lanes_change = !old_lanes.same_lanes(&new_lanes, fabric);
     let (passes, all_dropped, all_working, planning) = follow(
         fabric,
