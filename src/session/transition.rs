@@ -209,8 +209,15 @@ pub fn stage_with_proof(
     };
     let same_lanes = held.lanes.same_lanes(target.lanes, fabric);
     let first_trees = trees.first_pass(fabric, (!same_lanes).then_some((held.lanes, target.lanes)));
-    let (staging, trees_proven) =
-        stage_forwarding(fabric, lids, held, target, &first_trees, spare_working);
+    let (staging, trees_proven) = stage_forwarding(
+        fabric,
+        lids,
+        held,
+        target,
+        &first_trees,
+        same_lanes,
+        spare_working,
+    );
     if trees_proven {
         return staging;
     }
@@ -229,26 +236,22 @@ pub struct Tables<'a> {
     pub trees: &'a MulticastTables,
 }
 
-/// The forwarding part of [`stage_with_proof`], the trees of its first pass being
-/// `first_trees` in every proof. Also says whether the pass it plans to write at once was
-/// proven with the new trees.
+/// The forwarding part of [`stage_with_proof`], given the trees of its first pass (in every
+/// proof) and whether the lanes stay. Also says whether the pass it plans to write at once
+/// was proven with the new trees.
 fn stage_forwarding(
     fabric: &Fabric,
     lids: &LidTable,
     held: Tables<'_>,
     target: Tables<'_>,
     first_trees: &MulticastTables,
+    same_lanes: bool,
     spare_working: bool,
 ) -> (Staging, bool) {
     let (old_lanes, new_lanes) = (held.lanes, target.lanes);
-    let held_trees = held.trees;
-    let trees = TreeChange {
-        held: held.trees,
-        target: target.trees,
-    };
+    let (held_trees, new_trees) = (held.trees, target.trees);
     let (held, target) = (held.forwarding, target.forwarding);
     let plain = stage(fabric, lids, held, target);
-    let same_lanes = old_lanes.same_lanes(new_lanes, fabric);
     if same_lanes && (plain.changed == 0 || plain.dropped_working == 0 || !spare_working) {
         return (plain, false);
     }
@@ -274,7 +277,7 @@ fn stage_forwarding(
             false,
         );
     }
-    let with_trees = !trees.is_empty();
+    let with_trees = !(held_trees.is_empty() && new_trees.is_empty());
     let proven = |from: (&ForwardingTables, &Sl2VlTables, &MulticastTables),
                   to: (&ForwardingTables, &Sl2VlTables, &MulticastTables)| {
         let no_sls = BTreeMap::new();
@@ -306,7 +309,7 @@ fn stage_forwarding(
     };
     let at_once = proven(
         (held, old_lanes, held_trees),
-        (target, new_lanes, trees.target),
+        (target, new_lanes, new_trees),
     );
     if at_once.is_safe() {
         return (
@@ -352,15 +355,14 @@ fn stage_forwarding(
                 && (same_lanes
                     || proven(
                         (&first, old_lanes, first_trees),
-                        (target, new_lanes, trees.target),
+                        (target, new_lanes, new_trees),
                     )
                     .is_safe())
             {
                 let moved_entries = changes.forwarding.len() - dropped;
                 // Entries that did not forward before are new ones: the next pass writes them.
                 // With the trees to shrink, the pass is written even when it is the target.
-                let first_pass =
-                    (first != *target || *first_trees != *trees.target).then_some(first);
+                let first_pass = (first != *target || *first_trees != *new_trees).then_some(first);
                 return (
                     Staging {
                         first_pass,
@@ -390,7 +392,7 @@ fn stage_forwarding(
     let last_proven = match &plain.first_pass {
         Some(first) => proven(
             (first, old_lanes, first_trees),
-            (target, new_lanes, trees.target),
+            (target, new_lanes, new_trees),
         )
         .is_safe(),
         // The last pass is the whole change, already checked.

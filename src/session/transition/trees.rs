@@ -35,16 +35,6 @@ pub struct TreeChange<'a> {
 /// No multicast group.
 pub static NO_TREES: MulticastTables = MulticastTables::new();
 
-impl TreeChange<'static> {
-    /// A change without multicast groups.
-    pub fn none() -> Self {
-        TreeChange {
-            held: &NO_TREES,
-            target: &NO_TREES,
-        }
-    }
-}
-
 impl TreeChange<'_> {
     /// Whether there is no group on either side.
     pub fn is_empty(&self) -> bool {
@@ -83,8 +73,9 @@ impl TreeChange<'_> {
                     continue;
                 };
                 let kept = live(fabric, s, ports).intersection(&new);
-                let crosses = lanes.is_some_and(|(old, new)| {
-                    crosses_changing_row(s, inputs(fabric, self.held, s, mlid), kept, old, new)
+                let crosses = lanes.is_some_and(|(old_lanes, new_lanes)| {
+                    let inputs = inputs(fabric, self.held, s, mlid);
+                    crosses_changing_row(s, inputs, kept, old_lanes, new_lanes)
                 });
                 if !crosses {
                     first.set(s, mlid, kept);
