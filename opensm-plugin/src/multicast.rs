@@ -151,11 +151,7 @@ impl HeldTrees {
     pub fn tables(&self, fabric: &Fabric) -> MulticastTables {
         let mut tables = MulticastTables::new();
         for (&mlid, (_, entries)) in &self.groups {
-            for (guid, ports) in entries {
-                if let Some(switch) = fabric.node_by_guid(Guid(*guid)) {
-                    tables.set(switch, mlid, ports.iter().copied().collect());
-                }
-            }
+            set_entries(&mut tables, fabric, mlid, entries);
         }
         tables
     }
@@ -166,16 +162,26 @@ impl HeldTrees {
     pub fn rebuilt(&self, basis: &McastBasis, groups: &mut Groups) -> MulticastTables {
         let mut tables = MulticastTables::new();
         for (&mlid, (members, _)) in &self.groups {
-            let Ok(programmed) = groups.program(basis, mlid, members) else {
-                continue;
-            };
-            for (guid, ports) in programmed.entries {
-                if let Some(switch) = basis.fabric.node_by_guid(Guid(guid)) {
-                    tables.set(switch, mlid, ports.into_iter().collect());
-                }
+            if let Ok(programmed) = groups.program(basis, mlid, members) {
+                set_entries(&mut tables, &basis.fabric, mlid, &programmed.entries);
             }
         }
         tables
+    }
+}
+
+/// Sets group `mlid`'s `entries` (per switch node GUID, its ports) in `tables` over `fabric`,
+/// leaving out switches `fabric` does not have.
+fn set_entries(
+    tables: &mut MulticastTables,
+    fabric: &Fabric,
+    mlid: u16,
+    entries: &[(u64, Vec<u8>)],
+) {
+    for (guid, ports) in entries {
+        if let Some(switch) = fabric.node_by_guid(Guid(*guid)) {
+            tables.set(switch, mlid, ports.iter().copied().collect());
+        }
     }
 }
 
