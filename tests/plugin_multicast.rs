@@ -28,9 +28,7 @@ use common::readback::{ReadBack, core_routing, wait_for_dump};
 use common::{Ibsim, OpenSm};
 use ibfabric::Fabric;
 use ibfabric::analysis::multicast::{MulticastReport, analyze_groups};
-use ibfabric::deadlock::verify::{
-    After, Before, Multicast, TransitionVerdict, verify_transition, verify_with_multicast,
-};
+use ibfabric::deadlock::verify::{Multicast, TransitionVerdict, verify_with_multicast};
 use ibfabric::deadlock::{DefaultSl, RouteSls, Verdict, VerifyOptions};
 use ibfabric::deadlock::{PortPairConfig, Scheme};
 use ibfabric::io::{ibnetdiscover, ibsim, mfts};
@@ -591,33 +589,10 @@ fn mlfm_d3_unicast_and_multicast_read_back_are_deadlock_free_on_every_sl() {
 /// unicast routing: every mixture of the old and new entries of every group (each switch's
 /// entry old, new or any part of each) with the routes, on every SL.
 fn verify_trees_change(old: &Checked, new: &Checked) -> TransitionVerdict {
-    let fabric = &new.back.fabric;
-    let (tables, sl2vl) = old.back.onto(fabric);
+    let (tables, _) = old.back.onto(&new.back.fabric);
     assert_eq!(tables, new.back.tables, "the unicast routing is unchanged");
-    let sls = BTreeMap::new();
-    verify_transition(
-        fabric,
-        &new.back.lids,
-        &Before {
-            tables: &tables,
-            sl2vl: &sl2vl,
-            multicast: Some(&old.tables),
-        },
-        &After {
-            tables: &new.back.tables,
-            path_sl: &DefaultSl(0),
-            sl2vl: &new.back.sl2vl,
-            multicast: Some(&Multicast {
-                tables: &new.tables,
-                sls: &sls,
-                default_sl: 0,
-            }),
-        },
-        &VerifyOptions {
-            sls: RouteSls::EverySl,
-            ..VerifyOptions::default()
-        },
-    )
+    new.back
+        .verify_change_with_trees(&old.back, Some((&old.tables, &new.tables)))
 }
 
 /// One end of a switch-to-switch cable of group `mlid`'s tree as `checked` read it back, on
@@ -745,34 +720,14 @@ fn read_pass(sim: &Ibsim, sm: &OpenSm) -> PassRead {
 /// old, new or any part of each) loop-free and deadlock-free with every route and every
 /// group on every SL.
 fn verify_pass(from: &PassRead, to: &PassRead) -> TransitionVerdict {
-    let fabric = &to.back.fabric;
-    let (old, old_sl2vl) = from.back.onto(fabric);
-    let trees = |text: &str| mfts::parse(text, fabric).expect("opensm.mcfdbs").tables;
+    let trees = |text: &str| {
+        mfts::parse(text, &to.back.fabric)
+            .expect("opensm.mcfdbs")
+            .tables
+    };
     let (old_trees, new_trees) = (trees(&from.mcfdbs), trees(&to.mcfdbs));
-    let sls = BTreeMap::new();
-    verify_transition(
-        fabric,
-        &to.back.lids,
-        &Before {
-            tables: &old,
-            sl2vl: &old_sl2vl,
-            multicast: Some(&old_trees),
-        },
-        &After {
-            tables: &to.back.tables,
-            path_sl: &DefaultSl(0),
-            sl2vl: &to.back.sl2vl,
-            multicast: Some(&Multicast {
-                tables: &new_trees,
-                sls: &sls,
-                default_sl: 0,
-            }),
-        },
-        &VerifyOptions {
-            sls: RouteSls::EverySl,
-            ..VerifyOptions::default()
-        },
-    )
+    to.back
+        .verify_change_with_trees(&from.back, Some((&old_trees, &new_trees)))
 }
 
 /// Every pass of `read` (after `before`) proven safe with its trees; the passes' figures from

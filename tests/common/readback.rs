@@ -13,7 +13,9 @@ use ibfabric::deadlock::{
 use ibfabric::io::{ibnetdiscover, lfts, path_sl, sl2vl};
 use ibfabric::rng::Rng;
 use ibfabric::routing::graph::RoutingGraph;
-use ibfabric::routing::{Algorithm, ForwardingTables, LidTable, PathLengths, RoutingConfig};
+use ibfabric::routing::{
+    Algorithm, ForwardingTables, LidTable, MulticastTables, PathLengths, RoutingConfig,
+};
 use ibfabric::topology::{NodeId, PortRef};
 
 use super::{Ibsim, OpenSm};
@@ -101,21 +103,38 @@ impl ReadBack {
         &self,
         before: &ReadBack,
     ) -> ibfabric::deadlock::verify::TransitionVerdict {
-        use ibfabric::deadlock::verify::{After, Before, verify_transition};
+        self.verify_change_with_trees(before, None)
+    }
+
+    /// As [`Self::verify_change_from`], with the multicast entries before and after the
+    /// change (`trees`, both over this read-back's fabric): every group on every SL too, each
+    /// switch's entry old, new or any part of each.
+    pub fn verify_change_with_trees(
+        &self,
+        before: &ReadBack,
+        trees: Option<(&MulticastTables, &MulticastTables)>,
+    ) -> ibfabric::deadlock::verify::TransitionVerdict {
+        use ibfabric::deadlock::verify::{After, Before, Multicast, verify_transition};
         let (old, old_sl2vl) = before.onto(&self.fabric);
+        let sls = std::collections::BTreeMap::new();
+        let new_trees = trees.map(|(_, new)| Multicast {
+            tables: new,
+            sls: &sls,
+            default_sl: 0,
+        });
         verify_transition(
             &self.fabric,
             &self.lids,
             &Before {
                 tables: &old,
                 sl2vl: &old_sl2vl,
-                multicast: None,
+                multicast: trees.map(|(old, _)| old),
             },
             &After {
                 tables: &self.tables,
                 path_sl: &DefaultSl(0),
                 sl2vl: &self.sl2vl,
-                multicast: None,
+                multicast: new_trees.as_ref(),
             },
             &VerifyOptions {
                 sls: RouteSls::EverySl,

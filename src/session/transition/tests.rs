@@ -314,6 +314,17 @@ pub(super) fn full_and_repaired(
     Some((f, full, fixed))
 }
 
+/// Six random fabrics of 10 switches with `hosts` hosts each, and the switch cable each
+/// loses: the cases of the return to the full routing (see [`full_and_repaired`]).
+pub(super) fn random_cuts(hosts: usize) -> impl Iterator<Item = (String, usize)> {
+    (1..=6).zip([0, 4, 2, 7, 1, 5]).map(move |(seed, cable)| {
+        (
+            format!("random:switches=10,degree=3,hosts={hosts},seed={seed}"),
+            cable,
+        )
+    })
+}
+
 /// The port-pair lanes of a routing.
 pub(super) fn lanes(routed: &crate::session::Routed) -> Sl2VlTables {
     routed.qos.as_ref().unwrap().tables().clone()
@@ -399,8 +410,7 @@ fn with_proof_every_pass_of_a_return_to_the_full_routing_is_proven() {
     // work, the full routing moves many of them, and the lanes by port pair may change.
     let (mut plain_working, mut proven_working, mut moved, mut cases) = (0, 0, 0, 0);
     let mut lanes_changed = 0;
-    for (seed, cable) in (1..=6).zip([0, 4, 2, 7, 1, 5]) {
-        let spec = format!("random:switches=10,degree=3,hosts=1,seed={seed}");
+    for (spec, cable) in random_cuts(1) {
         let Some((f, full, fixed)) = full_and_repaired(&spec, cable) else {
             continue;
         };
@@ -550,16 +560,7 @@ fn a_change_of_lanes_drops_only_routes_that_cross_a_changing_row() {
     // route traced hop by hop: the lanes change at once exactly when no held route crosses a
     // changing row, and a first pass that drops for the lanes leaves no route crossing one.
     let mut lanes_at_once = 0;
-    for (spec, cable) in (1..=6)
-        .zip([0, 4, 2, 7, 1, 5])
-        .map(|(seed, c)| {
-            (
-                format!("random:switches=10,degree=3,hosts=1,seed={seed}"),
-                c,
-            )
-        })
-        .chain([("slimfly:q=5".to_string(), 3)])
-    {
+    for (spec, cable) in random_cuts(1).chain([("slimfly:q=5".to_string(), 3)]) {
         let Some((f, full, fixed)) = full_and_repaired(&spec, cable) else {
             continue;
         };

@@ -3,7 +3,9 @@
 //! tables and tree entries deadlock-free for every SL), and by brute force for copies that
 //! circle for ever (every walk a copy can take through the union of the two passes' entries).
 
-use super::tests::{config, fabric, full_and_repaired, lanes, port_pair, without_cable};
+use super::tests::{
+    config, fabric, full_and_repaired, lanes, port_pair, random_cuts, without_cable,
+};
 use super::*;
 use crate::deadlock::verify::{After, Before, Multicast, verify_transition};
 use crate::deadlock::{DefaultSl, RouteSls, Sl2VlTables, VerifyOptions};
@@ -252,8 +254,7 @@ fn every_pass_of_a_repair_is_proven_with_the_groups_trees() {
 fn every_pass_of_a_return_to_the_full_routing_is_proven_with_the_groups_trees() {
     let mut lanes_changed = 0;
     let mut cases = 0;
-    for (seed, cable) in (1..=6).zip([0, 4, 2, 7, 1, 5]) {
-        let spec = format!("random:switches=10,degree=3,hosts=2,seed={seed}");
+    for (spec, cable) in random_cuts(2) {
         let Some((f, full, fixed)) = full_and_repaired(&spec, cable) else {
             continue;
         };
@@ -322,8 +323,7 @@ fn unchanged_trees_add_no_pass() {
 #[test]
 fn first_pass_trees_leave_out_every_entry_a_copy_could_cross_a_changing_row_in() {
     let mut checked = 0;
-    for (seed, cable) in (1..=6).zip([0, 4, 2, 7, 1, 5]) {
-        let spec = format!("random:switches=10,degree=3,hosts=2,seed={seed}");
+    for (spec, cable) in random_cuts(2) {
         let Some((f, full, fixed)) = full_and_repaired(&spec, cable) else {
             continue;
         };
