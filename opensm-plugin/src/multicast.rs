@@ -7,17 +7,20 @@
 //! every group after each heavy sweep, and an unchanged tree sends no MFT block), and one whose
 //! members joined or left keeps what it can of it ([`extend_tree`]: the old and the new tree
 //! lie in one tree, so no copy can circle while the switches take the new entries). A new
-//! routing starts afresh: OpenSM rebuilds all groups right after the unicast step
-//! (osm_state_mgr.c: `osm_mcast_mgr_process(sm, TRUE)` after `osm_ucast_mgr_process`), and a
-//! staged change holds the trees to what the old and the new ones share until its last pass.
+//! routing starts from the trees the switches hold ([`Groups::hold`]): OpenSM rebuilds all
+//! groups right after the unicast step (osm_state_mgr.c: `osm_mcast_mgr_process(sm, TRUE)`
+//! after `osm_ucast_mgr_process`), and a group's held tree that is still one tree over the new
+//! routing's cables, inside its lanes, is kept from as after a join — unchanged where its
+//! members are; only the others are built afresh, and a staged change holds them to what the
+//! old and the new trees share until its last pass.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use ibfabric::Fabric;
 use ibfabric::routing::MulticastTables;
 use ibfabric::routing::multicast::{
-    CableLoad, Coverage, MemberPort, MulticastTree, build_tree, extend_tree, member_ports,
-    tree_valley,
+    CableLoad, Coverage, MemberPort, MulticastTree, build_tree, extend_tree, held_tree,
+    member_ports, tree_valley,
 };
 use ibfabric::session::McastBasis;
 use ibfabric::topology::{Guid, PortRef};
@@ -50,6 +53,45 @@ pub struct Groups {
 }
 
 impl Groups {
+    /// Takes the tree the switches hold for group `mlid` (`entries`: per switch node GUID, the
+    /// ports set) as the group's tree over `basis`, when it has none here yet and the entries
+    /// are one tree over its cables with the rank rule of its order: the group's next tree is
+    /// then kept from it (unchanged if its members are), as after a join, instead of built
+    /// afresh. Whether it was taken.
+    pub fn hold(&mut self, basis: &McastBasis, mlid: u16, entries: &[(u64, Vec<u8>)]) -> bool {
+        if self.trees.contains_key(&mlid) || entries.is_empty() {
+            return false;
+        }
+        let mut by_switch = Vec::with_capacity(entries.len());
+        for (guid, ports) in entries {
+            let Some(node) = basis.fabric.node_by_guid(Guid(*guid)) else {
+                return false;
+            };
+            let Some(&s) = basis.graph.index_of.get(node.index()) else {
+                return false;
+            };
+            // Not a switch of the graph (a GUID of another node): no tree.
+            by_switch.push((s as usize, ports.clone()));
+        }
+        let load = self
+            .load
+            .get_or_insert_with(|| CableLoad::new(&basis.fabric, &basis.graph));
+        let Some(tree) = held_tree(
+            &basis.fabric,
+            &basis.graph,
+            basis.order.as_ref(),
+            &by_switch,
+            load,
+        ) else {
+            return false;
+        };
+        let mut ports = tree.members.clone();
+        ports.sort_unstable();
+        load.add(&tree);
+        self.trees.insert(mlid, (ports, tree));
+        true
+    }
+
     /// The entries of group `mlid` with `members` over `basis`.
     ///
     /// # Errors
@@ -142,6 +184,14 @@ impl HeldTrees {
             .insert(mlid, (members.to_vec(), entries.to_vec()));
     }
 
+    /// The entries set last for group `mlid` (none if it has no tree).
+    pub fn entries(&self, mlid: u16) -> Vec<(u64, Vec<u8>)> {
+        self.groups
+            .get(&mlid)
+            .map(|(_, entries)| entries.clone())
+            .unwrap_or_default()
+    }
+
     /// Forgets the groups that are gone (OpenSM clears their rows without asking for a tree).
     pub fn retain(&mut self, exists: impl Fn(u16) -> bool) {
         self.groups.retain(|&mlid, _| exists(mlid));
@@ -161,7 +211,8 @@ impl HeldTrees {
     /// that follow). A group whose members are no longer all routed gets no tree.
     pub fn rebuilt(&self, basis: &McastBasis, groups: &mut Groups) -> MulticastTables {
         let mut tables = MulticastTables::new();
-        for (&mlid, (members, _)) in &self.groups {
+        for (&mlid, (members, entries)) in &self.groups {
+            groups.hold(basis, mlid, entries);
             if let Ok(programmed) = groups.program(basis, mlid, members) {
                 set_entries(&mut tables, &basis.fabric, mlid, &programmed.entries);
             }
@@ -381,6 +432,49 @@ mod tests {
                 .iter()
                 .all(|&g| g == 0)
         );
+    }
+
+    #[test]
+    fn a_new_routing_keeps_the_tree_the_switches_hold() {
+        let basis = basis(true);
+        let every = hosts(&basis, usize::MAX);
+        let members: Vec<MemberRecord> = every.iter().copied().step_by(9).collect();
+        let set = Groups::default().program(&basis, 0xc000, &members).unwrap();
+        // Another routing over the same fabric: the held tree is taken and kept as it is.
+        let mut groups = Groups::default();
+        assert!(groups.hold(&basis, 0xc000, &set.entries));
+        assert!(!groups.hold(&basis, 0xc000, &set.entries), "held once");
+        let kept = groups.program(&basis, 0xc000, &members).unwrap();
+        assert_eq!(kept.entries, set.entries);
+        // A member more: grown from the held tree, which keeps every entry it had.
+        let mut more = members.clone();
+        more.push(every[1]);
+        let grown = groups.program(&basis, 0xc000, &more).unwrap();
+        assert_reaches_exactly(&basis, &more, &grown);
+        assert!(!grown.line.contains("afresh"), "{}", grown.line);
+        let grown: HashMap<u64, &Vec<u8>> = grown.entries.iter().map(|(g, p)| (*g, p)).collect();
+        for (guid, ports) in &set.entries {
+            assert!(
+                ports.iter().all(|p| grown[guid].contains(p)),
+                "switch {guid:#x} lost a port"
+            );
+        }
+    }
+
+    #[test]
+    fn entries_that_are_no_tree_of_the_routing_are_not_held() {
+        let basis = basis(true);
+        let members = hosts(&basis, 40);
+        let set = Groups::default().program(&basis, 0xc000, &members).unwrap();
+        let mut groups = Groups::default();
+        // A host's GUID where a switch's should be.
+        let mut wrong = set.entries.clone();
+        wrong[0].0 = members[0].node_guid;
+        assert!(!groups.hold(&basis, 0xc000, &wrong));
+        // A switch of the tree left out: the tree falls apart.
+        assert!(!groups.hold(&basis, 0xc000, &set.entries[1..]));
+        assert!(!groups.hold(&basis, 0xc000, &[]));
+        assert!(groups.trees.is_empty());
     }
 
     #[test]

@@ -254,7 +254,8 @@ impl Plugin {
         }
     }
 
-    /// The group's tree over the routing in force, on the loads of the trees built over it.
+    /// The group's tree over the routing in force, on the loads of the trees built over it;
+    /// kept from the tree the switches hold when this routing has none of the group yet.
     pub(crate) fn tree_of_routing(
         &self,
         mlid: u16,
@@ -264,12 +265,14 @@ impl Plugin {
             .last()
             .map(Arc::clone)
             .ok_or("no routing of this engine in force")?;
+        let held = unpoisoned(self.held_trees.lock()).entries(mlid);
         let mut state = unpoisoned(self.multicast.lock());
         let current = matches!(&*state, Some((r, _)) if Arc::ptr_eq(r, &routed));
         if !current {
             *state = Some((Arc::clone(&routed), Groups::default()));
         }
         let (_, groups) = state.as_mut().expect("set above");
+        groups.hold(&routed.multicast, mlid, &held);
         groups.program(&routed.multicast, mlid, members)
     }
 }

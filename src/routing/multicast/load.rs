@@ -89,6 +89,30 @@ impl CableLoad {
         }
     }
 
+    /// The tree cable from `parent` down to `child` over the cable at `parent`'s port
+    /// `parent_port`; `None` when no cable of theirs is there.
+    pub fn cable_through(
+        &self,
+        graph: &RoutingGraph,
+        parent: usize,
+        child: usize,
+        parent_port: u8,
+    ) -> Option<TreeCable> {
+        let down = graph.edge_between(parent, child)?;
+        let up = graph.edge_between(child, parent)?;
+        let k = graph.ports(down).iter().position(|&p| p == parent_port)?;
+        let i = self.offsets[down] as usize + k;
+        Some(TreeCable {
+            child,
+            parent,
+            child_port: self.far_port[i],
+            parent_port,
+            up,
+            down,
+            cable: self.cable_of[i] as usize,
+        })
+    }
+
     /// Counts `tree` on its cables.
     pub fn add(&mut self, tree: &MulticastTree) {
         for c in &tree.cables {

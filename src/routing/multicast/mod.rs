@@ -24,12 +24,16 @@
 mod extend;
 #[cfg(test)]
 mod extend_tests;
+mod held;
+#[cfg(test)]
+mod held_tests;
 mod load;
 mod search;
 #[cfg(test)]
 mod tests;
 
 pub use extend::extend_tree;
+pub use held::held_tree;
 pub use load::CableLoad;
 
 use std::collections::BTreeMap;
@@ -244,11 +248,41 @@ pub fn group_tables(
     order: Option<&CableOrder>,
     groups: &[(u16, Vec<PortRef>)],
 ) -> MulticastTables {
+    kept_group_tables(fabric, graph, order, groups, &MulticastTables::new())
+}
+
+/// The trees of `groups` over a new routing, as [`group_tables`], each kept from the tree
+/// `held` has for its MLID where that is still one tree over `graph` with the rank rule of
+/// `order` ([`held_tree`], then [`extend_tree`] as after a join: unchanged where its members
+/// are), else built afresh — as the plugin builds them after a routing change.
+pub fn kept_group_tables(
+    fabric: &Fabric,
+    graph: &RoutingGraph,
+    order: Option<&CableOrder>,
+    groups: &[(u16, Vec<PortRef>)],
+    held: &MulticastTables,
+) -> MulticastTables {
     let mut load = CableLoad::new(fabric, graph);
     let mut tables = MulticastTables::new();
     for (mlid, members) in groups {
         let (ports, _) = member_ports(fabric, graph, members);
-        let tree = build_tree(graph, order, &ports, &mut load);
+        let entries: Vec<(usize, Vec<u8>)> = held
+            .switches()
+            .filter_map(|s| {
+                let set = held.ports(s, *mlid)?;
+                let index = *graph.index_of.get(s.index())? as usize;
+                Some((index, set.iter().collect()))
+            })
+            .collect();
+        let kept = held_tree(fabric, graph, order, &entries, &load).and_then(|old| {
+            if old.members == ports {
+                load.add(&old);
+                Some(old)
+            } else {
+                extend_tree(graph, order, &old, &ports, &mut load)
+            }
+        });
+        let tree = kept.unwrap_or_else(|| build_tree(graph, order, &ports, &mut load));
         for (s, ports) in tree.forwarding() {
             tables.set(graph.nodes[s], *mlid, ports.into_iter().collect());
         }

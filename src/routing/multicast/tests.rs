@@ -28,7 +28,7 @@ pub(super) fn host_ports(fabric: &Fabric) -> Vec<PortRef> {
 
 /// The member sets a test builds trees for, in order: all hosts; a few random hosts, many
 /// times (some with a member switch); the hosts of one switch; one host.
-fn member_sets(fabric: &Fabric, seed: u64) -> Vec<Vec<PortRef>> {
+pub(super) fn member_sets(fabric: &Fabric, seed: u64) -> Vec<Vec<PortRef>> {
     let hosts = host_ports(fabric);
     let switches: Vec<NodeId> = fabric.switches().collect();
     let mut rng = Rng::new(seed);

@@ -9,7 +9,7 @@ use super::tests::{
 use super::*;
 use crate::deadlock::verify::{After, Before, Multicast, verify_transition};
 use crate::deadlock::{DefaultSl, RouteSls, Sl2VlTables, VerifyOptions};
-use crate::routing::multicast::group_tables;
+use crate::routing::multicast::{group_tables, kept_group_tables};
 use crate::session::{Routed, repair, route};
 use crate::topology::PortRef;
 
@@ -211,6 +211,88 @@ fn trees_rebuilt_with_the_drop_pass_of_a_repair_can_circle_and_deadlock() {
          can circle after {circling}"
     );
     assert!(unsafe_cuts > 0, "else this test proves nothing");
+}
+
+/// The trees of `groups` over `routed`, kept from the `held` ones where they still are trees
+/// of its routing, as the plugin builds them after a routing change.
+fn kept_trees(
+    routed: &Routed,
+    groups: &[(u16, Vec<PortRef>)],
+    held: &MulticastTables,
+) -> MulticastTables {
+    let basis = &routed.multicast;
+    kept_group_tables(
+        &basis.fabric,
+        &basis.graph,
+        basis.order.as_ref(),
+        groups,
+        held,
+    )
+}
+
+/// The (switch, MLID) entries that differ between `a` and `b`.
+fn changed_entries(a: &MulticastTables, b: &MulticastTables) -> usize {
+    let mut keys: Vec<(NodeId, u16)> = Vec::new();
+    for t in [a, b] {
+        for s in t.switches() {
+            keys.extend(t.table(s).map(|(mlid, _)| (s, mlid)));
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|&(s, mlid)| a.ports(s, mlid) != b.ports(s, mlid))
+        .count()
+}
+
+/// The groups of [`groups`] after members of the third joined and left: every fifth host
+/// from the tenth on, and every seventh.
+fn groups_after_joins_and_leaves(fabric: &Fabric) -> Vec<(u16, Vec<PortRef>)> {
+    let mut groups = groups(fabric);
+    let hosts: Vec<PortRef> = fabric
+        .hosts()
+        .map(|node| PortRef { node, port: 1 })
+        .collect();
+    let mut third: Vec<PortRef> = hosts.iter().copied().step_by(5).skip(2).collect();
+    third.extend(hosts.iter().copied().step_by(7));
+    third.sort_unstable();
+    third.dedup();
+    groups[2].1 = third;
+    groups
+}
+
+#[test]
+fn trees_kept_through_a_repair_change_less_and_every_pass_is_proven() {
+    let whole = fabric("slimfly:q=5");
+    let full = route(whole.clone(), &config(1), &port_pair()).unwrap();
+    // The trees as the switches hold them after members joined and left (kept each time).
+    let before = trees(&full, &groups(&whole));
+    let groups = groups_after_joins_and_leaves(&whole);
+    let held_trees = kept_trees(&full, &groups, &before);
+    let (mut fresh_changed, mut kept_changed, mut kept_unchanged) = (0, 0, 0);
+    for n in 0..12 {
+        let damaged = without_cable(&whole, n);
+        let fixed = repair(&full, damaged.clone(), &config(1), &port_pair(), false)
+            .unwrap()
+            .expect("repairable");
+        let held = (full.tables.clone(), lanes(&full), held_trees.clone());
+        let fresh = (fixed.tables.clone(), lanes(&fixed), trees(&fixed, &groups));
+        let kept = (
+            fixed.tables.clone(),
+            lanes(&fixed),
+            kept_trees(&fixed, &groups, &held.2),
+        );
+        follow(&damaged, &held, &kept, &format!("cut {n}, trees kept"));
+        fresh_changed += changed_entries(&held.2, &fresh.2);
+        kept_changed += changed_entries(&held.2, &kept.2);
+        kept_unchanged += usize::from(kept.2 == held.2);
+    }
+    eprintln!(
+        "12 cuts after joins and leaves: {fresh_changed} tree entries change with trees built \
+         afresh, {kept_changed} with trees kept; every tree unchanged after {kept_unchanged} cuts"
+    );
+    assert!(kept_changed < fresh_changed);
+    assert!(kept_unchanged > 0, "some cut leaves every tree as it was");
 }
 
 #[test]
