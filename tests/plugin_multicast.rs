@@ -820,3 +820,86 @@ fn slim_fly_q5_trees_change_in_proven_passes_when_a_tree_cable_goes_and_comes_ba
     );
     check(&sim, &sm, &groups, "plugged back");
 }
+
+/// OpenSM's SA database dump (`sa_db_dump TRUE`) in `dir` once it lists `members` member ports
+/// in all (it is written at the end of a sweep after the groups changed, whole: a temporary
+/// file renamed).
+fn wait_for_sa_dump(dir: &std::path::Path, members: usize) -> std::path::PathBuf {
+    let path = dir.join("opensm-sa.dump");
+    until(&format!("an SA dump with {members} member ports"), || {
+        let text = std::fs::read_to_string(&path).ok()?;
+        (text.matches("mcm_port:").count() == members).then_some(())
+    });
+    path
+}
+
+#[test]
+fn slim_fly_q5_restart_with_the_sa_database_keeps_every_tree_the_switches_hold() {
+    // Groups that changed since they were made have trees kept through their joins and
+    // leaves, which a tree built afresh for the same members need not be.
+    let sim = Ibsim::start(&ibsim::write_net(&common::generated("slimfly:q=5")));
+    let conf = "qos TRUE\nsa_db_dump TRUE\nsweep_interval 2\n";
+    let sm = run_opensm_with_conf(&sim, conf, None, false);
+    wait_settled(&sm, 0);
+    let mut groups = join_acceptance_groups(&sim);
+    let hosts = host_port_guids(&check(&sim, &sm, &groups, "joined").back.fabric);
+    let changing = &mut groups[1];
+    let leaving: Vec<u64> = changing.guids.iter().copied().step_by(3).collect();
+    leave(&sim, changing.mgid, &leaving);
+    let joining: Vec<u64> = hosts[hosts.len() / 2..]
+        .iter()
+        .copied()
+        .step_by(5)
+        .collect();
+    join(&sim, changing.mgid, &joining, Creation::Existing);
+    changing.guids.retain(|g| !leaving.contains(g));
+    changing.guids.extend(&joining);
+    let before = check(&sim, &sm, &groups, "before the restart");
+    let members = groups.iter().map(|g| g.guids.len()).sum();
+    let sa_dump = wait_for_sa_dump(sm.dump_dir(), members);
+    let cache = sm.dump_dir().to_path_buf();
+    assert!(
+        cache.join("layered-trees.json").exists(),
+        "the trees are saved"
+    );
+    drop(sm);
+
+    // The restarted OpenSM restores the groups with their members from the SA dump and
+    // builds every tree in its first sweep.
+    let mut options = common::plugin::with_plugin(
+        &format!("{conf}sa_db_file {}\n", sa_dump.display()),
+        None,
+        false,
+    );
+    options
+        .env
+        .push(("OSM_CACHE_DIR".into(), cache.as_os_str().to_owned()));
+    let sm = OpenSm::start(&sim, &options);
+    wait_settled(&sm, 0);
+    let after = check(&sim, &sm, &groups, "after the restart");
+    let log = sm.log();
+    assert!(
+        log.contains("multicast trees restored from")
+            && log.contains(": 3 groups as the switches hold them"),
+        "{log}"
+    );
+    for g in &groups {
+        let line = format!("multicast MLID {:#06x}: ", g.joined.mlid);
+        let built = log
+            .lines()
+            .find(|l| l.contains(&line))
+            .unwrap_or_else(|| panic!("{}: no tree built:\n{log}", g.mgid));
+        assert!(
+            built.ends_with("; kept from the tree the switches hold"),
+            "{built}"
+        );
+    }
+    for g in &groups {
+        assert_eq!(
+            tree_ports(&after.back, &after.tables, g.joined.mlid),
+            tree_ports(&before.back, &before.tables, g.joined.mlid),
+            "{}: the restart changed the tree the switches held",
+            g.mgid
+        );
+    }
+}

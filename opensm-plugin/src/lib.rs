@@ -23,6 +23,7 @@
 #![cfg_attr(fuzzing, allow(dead_code))]
 
 pub mod cabling;
+pub mod cache_file;
 pub mod config;
 pub mod follow_up;
 pub mod fuzz;
@@ -31,6 +32,7 @@ pub mod metrics;
 pub mod multicast;
 pub mod qos;
 pub mod saved_session;
+pub mod saved_trees;
 pub mod sent;
 pub mod subnet;
 pub mod sweep_log;

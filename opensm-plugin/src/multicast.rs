@@ -14,7 +14,7 @@
 //! members are; only the others are built afresh, and a staged change holds them to what the
 //! old and the new trees share until its last pass.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use ibfabric::Fabric;
 use ibfabric::routing::MulticastTables;
@@ -24,9 +24,10 @@ use ibfabric::routing::multicast::{
 };
 use ibfabric::session::McastBasis;
 use ibfabric::topology::{Guid, PortRef};
+use serde::{Deserialize, Serialize};
 
 /// A member port as OpenSM lists it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct MemberRecord {
     /// Port GUID (host order): OpenSM lists a port once even if it joined twice.
     pub port_guid: u64,
@@ -50,6 +51,8 @@ pub struct Programmed {
 pub struct Groups {
     load: Option<CableLoad>,
     trees: HashMap<u16, (Vec<MemberPort>, MulticastTree)>,
+    /// The groups whose tree here is the one the switches held ([`Groups::hold`]), unchanged.
+    held: HashSet<u16>,
 }
 
 impl Groups {
@@ -89,6 +92,7 @@ impl Groups {
         ports.sort_unstable();
         load.add(&tree);
         self.trees.insert(mlid, (ports, tree));
+        self.held.insert(mlid);
         true
     }
 
@@ -124,6 +128,7 @@ impl Groups {
             if let Some((_, old)) = self.trees.remove(&mlid) {
                 load.remove(&old);
             }
+            self.held.remove(&mlid);
             return Ok(Programmed {
                 entries: Vec::new(),
                 line: format!(
@@ -136,18 +141,30 @@ impl Groups {
         let (ports, unattached) = member_ports(&basis.fabric, &basis.graph, &ends);
         let order = basis.order.as_ref();
         let mut afresh = false;
+        let from_held = self.held.remove(&mlid);
+        let mut kept_held = from_held;
         let tree = match self.trees.remove(&mlid) {
-            Some((old_ports, old)) if old_ports == ports => old,
+            Some((old_ports, old)) if old_ports == ports => {
+                // Still the tree the switches held, if it was.
+                if from_held {
+                    self.held.insert(mlid);
+                }
+                old
+            }
             Some((_, old)) => {
                 load.remove(&old);
                 extend_tree(&basis.graph, order, &old, &ports, load).unwrap_or_else(|| {
                     afresh = true;
+                    kept_held = false;
                     build_tree(&basis.graph, order, &ports, load)
                 })
             }
             None => build_tree(&basis.graph, order, &ports, load),
         };
         let mut line = describe(basis, mlid, ends.len(), &tree, unattached.len());
+        if kept_held {
+            line.push_str("; kept from the tree the switches hold");
+        }
         if afresh {
             line.push_str(
                 "; built afresh: the old tree could not reach the new members, and copies may \
@@ -168,20 +185,52 @@ impl Groups {
 /// group's rows before it asks for its tree, and sends every block after), with the members
 /// OpenSM named then. A staged change plans the trees of the same groups over its routing
 /// from these.
+///
+/// After a restart the trees saved before it ([`crate::saved_trees`]) stand for what the
+/// switches hold: OpenSM knows none of those groups until their members join again, so they
+/// are not forgotten as groups OpenSM deleted would be, until a tree is set for their MLID.
 #[derive(Debug, Default)]
 pub struct HeldTrees {
     groups: BTreeMap<u16, HeldGroup>,
+    restored: BTreeSet<u16>,
 }
 
 /// One group as the switches hold it: the members OpenSM named, and per switch node GUID the
 /// ports set for it.
-type HeldGroup = (Vec<MemberRecord>, Vec<(u64, Vec<u8>)>);
+type HeldGroup = (Vec<MemberRecord>, Vec<SwitchEntry>);
+
+/// A switch's entry for a group: its node GUID and the ports set.
+pub type SwitchEntry = (u64, Vec<u8>);
 
 impl HeldTrees {
     /// Records what was set for group `mlid` (no entries: nothing, or the set failed).
     pub fn record(&mut self, mlid: u16, members: &[MemberRecord], entries: &[(u64, Vec<u8>)]) {
         self.groups
             .insert(mlid, (members.to_vec(), entries.to_vec()));
+        self.restored.remove(&mlid);
+    }
+
+    /// Takes `groups` (MLID, members, entries), saved before a restart, as what the switches
+    /// hold, if nothing was set since the start; the number taken.
+    pub fn restore(
+        &mut self,
+        groups: impl IntoIterator<Item = (u16, Vec<MemberRecord>, Vec<(u64, Vec<u8>)>)>,
+    ) -> usize {
+        if !self.groups.is_empty() {
+            return 0;
+        }
+        for (mlid, members, entries) in groups {
+            self.groups.insert(mlid, (members, entries));
+            self.restored.insert(mlid);
+        }
+        self.restored.len()
+    }
+
+    /// Every group: MLID, members, entries, by ascending MLID.
+    pub fn iter(&self) -> impl Iterator<Item = (u16, &[MemberRecord], &[SwitchEntry])> {
+        self.groups
+            .iter()
+            .map(|(&mlid, (members, entries))| (mlid, &members[..], &entries[..]))
     }
 
     /// The entries set last for group `mlid` (none if it has no tree).
@@ -192,9 +241,12 @@ impl HeldTrees {
             .unwrap_or_default()
     }
 
-    /// Forgets the groups that are gone (OpenSM clears their rows without asking for a tree).
+    /// Forgets the groups that are gone (OpenSM clears their rows without asking for a tree),
+    /// but not those restored after a restart and not set since.
     pub fn retain(&mut self, exists: impl Fn(u16) -> bool) {
-        self.groups.retain(|&mlid, _| exists(mlid));
+        let restored = &self.restored;
+        self.groups
+            .retain(|&mlid, _| restored.contains(&mlid) || exists(mlid));
     }
 
     /// The held entries over `fabric` (switches that are gone left out).
@@ -446,12 +498,26 @@ mod tests {
         assert!(!groups.hold(&basis, 0xc000, &set.entries), "held once");
         let kept = groups.program(&basis, 0xc000, &members).unwrap();
         assert_eq!(kept.entries, set.entries);
+        assert!(
+            kept.line
+                .ends_with("; kept from the tree the switches hold"),
+            "{}",
+            kept.line
+        );
         // A member more: grown from the held tree, which keeps every entry it had.
         let mut more = members.clone();
         more.push(every[1]);
         let grown = groups.program(&basis, 0xc000, &more).unwrap();
         assert_reaches_exactly(&basis, &more, &grown);
-        assert!(!grown.line.contains("afresh"), "{}", grown.line);
+        assert!(
+            grown
+                .line
+                .ends_with("; kept from the tree the switches hold"),
+            "{}",
+            grown.line
+        );
+        let again = groups.program(&basis, 0xc000, &more).unwrap();
+        assert!(!again.line.contains("kept from"), "{}", again.line);
         let grown: HashMap<u64, &Vec<u8>> = grown.entries.iter().map(|(g, p)| (*g, p)).collect();
         for (guid, ports) in &set.entries {
             assert!(
@@ -475,6 +541,30 @@ mod tests {
         assert!(!groups.hold(&basis, 0xc000, &set.entries[1..]));
         assert!(!groups.hold(&basis, 0xc000, &[]));
         assert!(groups.trees.is_empty());
+    }
+
+    #[test]
+    fn restored_trees_stay_until_their_group_gets_a_tree() {
+        let basis = basis(true);
+        let members = hosts(&basis, 30);
+        let p = Groups::default().program(&basis, 0xc001, &members).unwrap();
+        let mut held = HeldTrees::default();
+        let saved = vec![
+            (0xc000, members.clone(), p.entries.clone()),
+            (0xc001, members.clone(), p.entries.clone()),
+        ];
+        assert_eq!(held.restore(saved.clone()), 2);
+        // OpenSM knows neither group yet: both stay.
+        held.retain(|_| false);
+        assert_eq!(held.iter().count(), 2);
+        // 0xc001 gets its tree again; it is forgotten once OpenSM deletes it.
+        held.record(0xc001, &members, &p.entries);
+        held.retain(|_| false);
+        let left: Vec<u16> = held.iter().map(|(mlid, _, _)| mlid).collect();
+        assert_eq!(left, vec![0xc000]);
+        // Nothing is restored over trees set since the start.
+        assert_eq!(held.restore(saved), 0);
+        assert_eq!(held.iter().count(), 1);
     }
 
     #[test]

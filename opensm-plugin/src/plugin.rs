@@ -16,6 +16,7 @@ use crate::config::{Config, Source};
 use crate::follow_up::FollowUp;
 use crate::metrics::MetricsFile;
 use crate::multicast::{Groups, HeldTrees, MemberRecord, Programmed, shrink};
+use crate::saved_trees::{self, SavedTrees};
 use crate::sent::SentTables;
 use crate::subnet::NodeRecord;
 use crate::sweep_log::{self, Sl2VlCount, Sl2VlLine, SweepRecord};
@@ -50,7 +51,7 @@ pub(crate) struct Plugin {
     /// The last routing and the last full one, with what they were computed from: an unchanged
     /// subnet is not routed again, and a subnet that lost cables is repaired.
     pub(crate) session: Mutex<Routings>,
-    /// Whether the saved session was looked for (by the first routing pass).
+    /// Whether the saved session and trees were looked for (by the first routing pass).
     pub(crate) restore_tried: AtomicBool,
     /// The cabling plan of the configuration, while its file is unchanged.
     pub(crate) plan: Mutex<cabling::PlanCache>,
@@ -79,6 +80,9 @@ pub(crate) struct Plugin {
     /// (stopped and joined) with the plugin, in `delete`, before OpenSM destroys its state
     /// manager (osm_opensm.c: osm_opensm_destroy).
     pub(crate) follow_up: FollowUp,
+    /// The thread that writes the held trees to OpenSM's cache directory after they change
+    /// ([`crate::saved_trees`]), off OpenSM's lock; dropped with the plugin as `follow_up`.
+    tree_saver: FollowUp,
     /// The threads the routing runs on, and the `routing_threads` they were started for: kept
     /// across sweeps (starting them costs more than a reused routing), started again when the
     /// configuration asks for another number.
@@ -146,6 +150,7 @@ impl Plugin {
             sent: Mutex::new(SentTables::default()),
             next_pass_after: Mutex::new(None),
             follow_up: FollowUp::default(),
+            tree_saver: FollowUp::default(),
             routing_pool: Mutex::new(None),
             sl2vl_wire: Sl2VlWire::default(),
         }
@@ -274,5 +279,47 @@ impl Plugin {
         let (_, groups) = state.as_mut().expect("set above");
         groups.hold(&routed.multicast, mlid, &held);
         groups.program(&routed.multicast, mlid, members)
+    }
+
+    /// Records what was set for group `mlid` as what the switches hold, and has it saved.
+    pub(crate) fn hold_tree(&self, mlid: u16, members: &[MemberRecord], set: &[(u64, Vec<u8>)]) {
+        let mut held = unpoisoned(self.held_trees.lock());
+        held.record(mlid, members, set);
+        let trees = SavedTrees::of(&held);
+        drop(held);
+        let path = saved_trees::cache_dir().join(saved_trees::FILE_NAME);
+        let scheduled = self.tree_saver.schedule(Duration::ZERO, move || {
+            if let Err(e) = saved_trees::save(&path, &trees) {
+                log::warn!(
+                    "multicast trees not saved to {}: {e}; after a restart the first trees \
+                     are built afresh",
+                    path.display()
+                );
+            }
+        });
+        if let Err(e) = scheduled {
+            log::warn!("cannot start the thread that saves the multicast trees: {e}");
+        }
+    }
+
+    /// After a restart (the first routing pass): takes the trees saved before it as what the
+    /// switches hold. A file that cannot be used is logged and ignored.
+    pub(crate) fn restore_trees(&self) {
+        let path = saved_trees::cache_dir().join(saved_trees::FILE_NAME);
+        match saved_trees::load(&path) {
+            Ok(Some(saved)) => {
+                let groups = saved
+                    .groups
+                    .into_iter()
+                    .map(|g| (g.mlid, g.members, g.entries));
+                let taken = unpoisoned(self.held_trees.lock()).restore(groups);
+                log::info!(
+                    "multicast trees restored from {}: {taken} groups as the switches hold them",
+                    path.display()
+                );
+            }
+            Ok(None) => {}
+            Err(e) => log::warn!("saved multicast trees ignored: {e}"),
+        }
     }
 }

@@ -95,9 +95,13 @@ pub(crate) fn compute(plugin: &Plugin) -> Result<Pending, String> {
         canonical_records(&snapshot.records),
         reoptimise,
     );
+    let first_pass = !plugin.restore_tried.swap(true, Ordering::Relaxed);
+    if first_pass {
+        plugin.restore_trees();
+    }
     let (settled, routing_threads) = {
         let mut session = unpoisoned(plugin.session.lock());
-        if !plugin.restore_tried.swap(true, Ordering::Relaxed) {
+        if first_pass {
             restore(&mut session, &config, &opensm, &saved_settings);
         }
         let steps = session.journal().len();

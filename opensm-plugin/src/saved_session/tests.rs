@@ -1,6 +1,7 @@
 use super::*;
 use crate::subnet::PortRecord;
 use ibfabric::topology::NodeKind;
+use std::fs;
 
 /// A switch cabled to a host, every field of the records set.
 fn subnet() -> Vec<NodeRecord> {
@@ -98,7 +99,11 @@ fn another_json_file_is_refused_as_another_format() {
 fn a_file_of_another_layout_version_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(FILE_NAME);
-    fs::write(&path, format!(r#"{{"format": "{FORMAT}", "version": 99}}"#)).unwrap();
+    fs::write(
+        &path,
+        format!(r#"{{"format": "{}", "version": 99}}"#, KIND.format),
+    )
+    .unwrap();
     let err = load(&path).unwrap_err().to_string();
     assert!(err.contains("layout version 99, expected 1"), "{err}");
 }
