@@ -66,7 +66,8 @@ pub(crate) struct Plugin {
     /// The multicast trees built over the routing in force (a new routing starts afresh).
     multicast: Mutex<Option<(Arc<Routed>, Groups)>>,
     /// What the switches hold of every group: the entries set last.
-    pub(crate) held_trees: Mutex<HeldTrees>,
+    /// Shared with the tree saver, which copies it when it runs.
+    pub(crate) held_trees: Arc<Mutex<HeldTrees>>,
     /// While a staged change is between its passes: the routing it goes to and the tree
     /// entries its first pass allows (every group's tree is held to them until the last pass).
     pub(crate) staged_trees: Mutex<Option<(Arc<Routed>, MulticastTables)>>,
@@ -145,7 +146,7 @@ impl Plugin {
             sweep_log: Mutex::new(None),
             metrics: Mutex::new(MetricsFile::default()),
             multicast: Mutex::new(None),
-            held_trees: Mutex::new(HeldTrees::default()),
+            held_trees: Arc::new(Mutex::new(HeldTrees::default())),
             staged_trees: Mutex::new(None),
             sent: Mutex::new(SentTables::default()),
             next_pass_after: Mutex::new(None),
@@ -281,14 +282,17 @@ impl Plugin {
         groups.program(&routed.multicast, mlid, members)
     }
 
-    /// Records what was set for group `mlid` as what the switches hold, and has it saved.
+    /// Records what was set for group `mlid` as what the switches hold, and has it saved: the
+    /// saver copies the held trees when it runs, so a burst of trees (every group after a
+    /// routing) is saved once or twice, not once per group.
     pub(crate) fn hold_tree(&self, mlid: u16, members: &[MemberRecord], set: &[(u64, Vec<u8>)]) {
-        let mut held = unpoisoned(self.held_trees.lock());
-        held.record(mlid, members, set);
-        let trees = SavedTrees::of(&held);
-        drop(held);
+        unpoisoned(self.held_trees.lock()).record(mlid, members, set);
+        let held = Arc::clone(&self.held_trees);
         let path = saved_trees::cache_dir().join(saved_trees::FILE_NAME);
         let scheduled = self.tree_saver.schedule(Duration::ZERO, move || {
+            let guard = unpoisoned(held.lock());
+            let trees = SavedTrees::of(&guard);
+            drop(guard);
             if let Err(e) = saved_trees::save(&path, &trees) {
                 log::warn!(
                     "multicast trees not saved to {}: {e}; after a restart the first trees \
