@@ -28,7 +28,7 @@ use super::lft::ForwardingTables;
 use super::lids::LidTable;
 use super::tables::{forwarding_tables, lid_tree};
 use crate::topology::Fabric;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The forwarding tables of `layers`, spread per LID on hierarchical fabrics; on other fabrics
 /// exactly [`forwarding_tables`]. `order` is the cable order every route must stay unimodal in
@@ -121,6 +121,12 @@ struct Scratch {
     /// The position among the destination's LIDs of its first extra LID, when the leaves
     /// offset the extras (see [`Scratch::digits`]).
     first_extra: Option<usize>,
+    /// Per switch, whether its routes into the destination rise and it is above the leaves:
+    /// where the extra LIDs take the channel the destination's LIDs use least.
+    rising_above_leaves: Vec<bool>,
+    /// While the destination has extra LIDs: per (switch, port), how many of its LIDs so far
+    /// leave the switch there.
+    uses: HashMap<(usize, u8), u32>,
 }
 
 impl Scratch {
@@ -135,6 +141,8 @@ impl Scratch {
             leaf_rank: vec![0; n],
             leaves: 0,
             first_extra: None,
+            rising_above_leaves: vec![false; n],
+            uses: HashMap::new(),
         }
     }
 
@@ -228,6 +236,7 @@ impl Scratch {
             })
             .map(|lids| lids - lids % cables_up);
         let extras = lids.zip(self.first_extra).map_or(0, |(l, f)| l - f);
+        self.uses.clear();
         let uneven = extras > 0;
         // `below[l]`: the product of the widths of the levels under l; `below[levels]`: of
         // all of them.
@@ -244,6 +253,7 @@ impl Scratch {
             } else {
                 below[width.len()]
             };
+            self.rising_above_leaves[s] = rising && level(s) > 0;
             self.offset[s] = (uneven && rising && level(s) == 0).then(|| {
                 let leaves = self.leaves.max(1);
                 let shift = (self.leaf_rank[t] + 2 * leaves - self.leaf_rank[s] - 1) % leaves;
@@ -302,15 +312,36 @@ impl Scratch {
             if self.channels.is_empty() {
                 return false;
             }
-            let index = match (index.extra, self.offset[s]) {
-                (Some(extra), Some(offset)) => extra + offset,
-                _ => index.k / self.divisor[s],
+            let choice = match (index.extra, self.offset[s]) {
+                (Some(extra), Some(offset)) => (extra + offset) % self.channels.len(),
+                // Above the leaves an extra LID would follow d-mod-k's digit onto the channel
+                // of a whole round's LID that the same leaf choice sent here, and the cable
+                // down from the switch it leads to would carry both: it takes the channel the
+                // destination's LIDs use least instead, the first such from d-mod-k's (and
+                // the switch's own index, so that switches alike choose apart).
+                (Some(_), None) if self.rising_above_leaves[s] => {
+                    let start = index.k / self.divisor[s] + s;
+                    let n = self.channels.len();
+                    (0..n)
+                        .map(|c| (start + c) % n)
+                        .min_by_key(|&c| {
+                            let (_, port) = self.channels[c];
+                            self.uses.get(&(s, port)).copied().unwrap_or(0)
+                        })
+                        .expect("a channel")
+                }
+                _ => (index.k / self.divisor[s]) % self.channels.len(),
             };
-            let (e, port) = self.channels[index % self.channels.len()];
+            let (e, port) = self.channels[choice];
             self.channel[s] = (e, port);
             let head = graph.edge_to[e] as usize;
             let shape = self.shape[head].expect("settled before");
             self.shape[s] = Some(order.map_or(Shape::Root, |order| shape.extend(order, e)));
+        }
+        if self.first_extra.is_some() {
+            for &s in self.settled.iter().skip(1) {
+                *self.uses.entry((s, self.channel[s].1)).or_default() += 1;
+            }
         }
         true
     }

@@ -251,10 +251,11 @@ fn layer_0_of_uneven_fat_trees_shares_the_extra_lids_and_stays_deadlock_free_on_
 }
 
 #[test]
-fn a_three_level_tree_that_lost_a_leaf_uplink_carries_all_to_all_at_its_bound() {
+fn a_three_level_tree_that_lost_a_leaf_uplink_carries_all_to_all_at_its_bound_on_every_prefix() {
     // 4-ary 3-tree (64 hosts) without one cable from a leaf up: that leaf's four hosts send and
     // receive the traffic of 60 others over three cables, which bounds all-to-all at
-    // 3 (N − 1) / (4 (N − 4)); layer 0 reaches it.
+    // 3 (N − 1) / (4 (N − 4)); layer 0 reaches it, and so does the even split over layers 0-1
+    // and over 0-3 (above the leaves the extra LIDs take channels of their own).
     let (whole, _, _) = fabric("kary-ntree:k=4,n=3", 4);
     let is_switch = |n: crate::topology::NodeId| whole.node(n).is_switch();
     let leaf = whole
@@ -285,10 +286,23 @@ fn a_three_level_tree_that_lost_a_leaf_uplink_carries_all_to_all_at_its_bound() 
         route_deadlock_free(&damaged, &lids, &graph, &config, &schemes, Shortage::Fail).unwrap();
     let verdict = verify_every_sl(&damaged, &lids, &done.tables, &done.sl2vl);
     assert!(verdict.is_deadlock_free(), "{verdict}");
-    let a2a = layer_0_of(&damaged, &lids, &done.tables, "damaged 4-ary 3-tree");
     let bound = 3.0 * 63.0 / (4.0 * 60.0);
-    assert!(
-        (a2a - bound).abs() < 1e-9,
-        "layer 0 all-to-all {a2a} against the bound {bound}"
-    );
+    let options = Options {
+        prefix: Some(PrefixOptions {
+            samples: 1,
+            worst: false,
+            ..PrefixOptions::default()
+        }),
+        ..Options::default()
+    };
+    let report = analyze(&damaged, &lids, &done.tables, &options);
+    assert!(report.is_complete(), "{report}");
+    for prefix in report.prefix.expect("asked for").prefixes {
+        let a2a = prefix.all_to_all;
+        assert!(
+            (a2a - bound).abs() < 1e-9,
+            "layers 0-{}: all-to-all {a2a} against the bound {bound}",
+            prefix.layers - 1
+        );
+    }
 }
