@@ -54,6 +54,17 @@ fn spec((leaves, spines, links, hosts): (usize, usize, usize, usize)) -> String 
 
 /// The all-to-all throughput of layer 0 of `tables`, which must reach every LID.
 fn layer_0_of(fabric: &Fabric, lids: &LidTable, tables: &ForwardingTables, spec: &str) -> f64 {
+    prefixes_of(fabric, lids, tables, spec)[0].1
+}
+
+/// The all-to-all throughput of each prefix of the layers of `tables` (its layer count, the
+/// throughput of the even split over it), which must reach every LID.
+fn prefixes_of(
+    fabric: &Fabric,
+    lids: &LidTable,
+    tables: &ForwardingTables,
+    spec: &str,
+) -> Vec<(usize, f64)> {
     let options = Options {
         prefix: Some(PrefixOptions {
             samples: 1,
@@ -64,7 +75,13 @@ fn layer_0_of(fabric: &Fabric, lids: &LidTable, tables: &ForwardingTables, spec:
     };
     let report = analyze(fabric, lids, tables, &options);
     assert!(report.is_complete(), "{spec}: {report}");
-    report.prefix.expect("asked for").prefixes[0].all_to_all
+    report
+        .prefix
+        .expect("asked for")
+        .prefixes
+        .iter()
+        .map(|p| (p.layers, p.all_to_all))
+        .collect()
 }
 
 /// Layer 0 of `spec` routed with `layers` layers under `schemes`, proven deadlock-free on
@@ -287,22 +304,11 @@ fn a_three_level_tree_that_lost_a_leaf_uplink_carries_all_to_all_at_its_bound_on
     let verdict = verify_every_sl(&damaged, &lids, &done.tables, &done.sl2vl);
     assert!(verdict.is_deadlock_free(), "{verdict}");
     let bound = 3.0 * 63.0 / (4.0 * 60.0);
-    let options = Options {
-        prefix: Some(PrefixOptions {
-            samples: 1,
-            worst: false,
-            ..PrefixOptions::default()
-        }),
-        ..Options::default()
-    };
-    let report = analyze(&damaged, &lids, &done.tables, &options);
-    assert!(report.is_complete(), "{report}");
-    for prefix in report.prefix.expect("asked for").prefixes {
-        let a2a = prefix.all_to_all;
+    for (layers, a2a) in prefixes_of(&damaged, &lids, &done.tables, "damaged 4-ary 3-tree") {
         assert!(
             (a2a - bound).abs() < 1e-9,
             "layers 0-{}: all-to-all {a2a} against the bound {bound}",
-            prefix.layers - 1
+            layers - 1
         );
     }
 }
