@@ -5,7 +5,7 @@
 //! The trees of one routing share their cable loads, so later groups avoid the cables earlier
 //! ones use; a group asked for again with the same members keeps its tree (OpenSM rebuilds
 //! every group after each heavy sweep, and an unchanged tree sends no MFT block), and one whose
-//! members joined or left keeps what it can of it ([`extend_tree`]: the old and the new tree
+//! members joined or left keeps what it can of it ([`next_tree`]: the old and the new tree
 //! lie in one tree, so no copy can circle while the switches take the new entries). A new
 //! routing starts from the trees the switches hold ([`Groups::hold`]): OpenSM rebuilds all
 //! groups right after the unicast step (osm_state_mgr.c: `osm_mcast_mgr_process(sm, TRUE)`
@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use ibfabric::Fabric;
 use ibfabric::routing::MulticastTables;
 use ibfabric::routing::multicast::{
-    CableLoad, Coverage, MemberPort, MulticastTree, build_tree, extend_tree, held_tree,
-    member_ports, tree_valley,
+    CableLoad, Coverage, MemberPort, MulticastTree, TreeOrigin, held_tree, member_ports, next_tree,
+    tree_valley,
 };
 use ibfabric::session::McastBasis;
 use ibfabric::topology::{Guid, PortRef};
@@ -139,37 +139,27 @@ impl Groups {
             });
         }
         let (ports, unattached) = member_ports(&basis.fabric, &basis.graph, &ends);
-        let order = basis.order.as_ref();
-        let mut afresh = false;
-        let from_held = self.held.remove(&mlid);
-        let mut kept_held = from_held;
-        let tree = match self.trees.remove(&mlid) {
-            Some((old_ports, old)) if old_ports == ports => {
-                // Still the tree the switches held, if it was.
-                if from_held {
-                    self.held.insert(mlid);
-                }
-                old
-            }
-            Some((_, old)) => {
-                load.remove(&old);
-                extend_tree(&basis.graph, order, &old, &ports, load).unwrap_or_else(|| {
-                    afresh = true;
-                    kept_held = false;
-                    build_tree(&basis.graph, order, &ports, load)
-                })
-            }
-            None => build_tree(&basis.graph, order, &ports, load),
-        };
-        let mut line = describe(basis, mlid, ends.len(), &tree, unattached.len());
-        if kept_held {
-            line.push_str("; kept from the tree the switches hold");
+        let old = self.trees.remove(&mlid);
+        if let Some((_, old)) = &old {
+            load.remove(old);
         }
-        if afresh {
-            line.push_str(
+        let from_held = self.held.remove(&mlid);
+        let (tree, origin) = next_tree(&basis.graph, basis.order.as_ref(), old, &ports, load);
+        let mut line = describe(basis, mlid, ends.len(), &tree, unattached.len());
+        match origin {
+            TreeOrigin::Same if from_held => {
+                // Still the tree the switches held.
+                self.held.insert(mlid);
+                line.push_str("; kept from the tree the switches hold");
+            }
+            TreeOrigin::Extended if from_held => {
+                line.push_str("; kept from the tree the switches hold");
+            }
+            TreeOrigin::Afresh => line.push_str(
                 "; built afresh: the old tree could not reach the new members, and copies may \
                  follow both trees while the switches take the new one",
-            );
+            ),
+            _ => {}
         }
         let entries = tree
             .forwarding()

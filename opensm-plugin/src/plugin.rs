@@ -63,7 +63,8 @@ pub(crate) struct Plugin {
     /// The metrics of every pass since the plugin was loaded, and the configured
     /// `metrics_file` they are written to.
     pub(crate) metrics: Mutex<MetricsFile>,
-    /// The multicast trees built over the routing in force (a new routing starts afresh).
+    /// The multicast trees built over the routing in force (a new routing starts from the
+    /// trees the switches hold, [`Groups::hold`]).
     multicast: Mutex<Option<(Arc<Routed>, Groups)>>,
     /// What the switches hold of every group: the entries set last.
     /// Shared with the tree saver, which copies it when it runs.

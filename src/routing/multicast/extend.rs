@@ -16,6 +16,51 @@ use super::{Coverage, MemberPort, MulticastTree, TreeCable};
 use crate::routing::cable_order::CableOrder;
 use crate::routing::graph::RoutingGraph;
 
+/// How [`next_tree`] came to a group's tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeOrigin {
+    /// The old tree, for the same member ports.
+    Same,
+    /// Kept from the old tree: branches cut off and grown ([`extend_tree`]).
+    Extended,
+    /// Built afresh although there was an old tree: the kept tree could not reach every
+    /// member switch, and copies may follow both trees while the switches take the new one.
+    Afresh,
+    /// Built: there was no old tree.
+    New,
+}
+
+/// The next tree of a group whose member ports are now `members` (sorted, as
+/// [`super::member_ports`] gives them), from `old` — its tree so far and the member ports it
+/// was built for, not counted in `load` — as a tree must change while the switches hold the old
+/// one: the old tree itself when the members are the same, else kept as far as it can be
+/// ([`extend_tree`]), else (or without an old tree) built; counted in `load`.
+pub fn next_tree(
+    graph: &RoutingGraph,
+    order: Option<&CableOrder>,
+    old: Option<(Vec<MemberPort>, MulticastTree)>,
+    members: &[MemberPort],
+    load: &mut CableLoad,
+) -> (MulticastTree, TreeOrigin) {
+    match old {
+        Some((old_members, old)) if old_members == members => {
+            load.add(&old);
+            (old, TreeOrigin::Same)
+        }
+        Some((_, old)) => match extend_tree(graph, order, &old, members, load) {
+            Some(tree) => (tree, TreeOrigin::Extended),
+            None => (
+                super::build_tree(graph, order, members, load),
+                TreeOrigin::Afresh,
+            ),
+        },
+        None => (
+            super::build_tree(graph, order, members, load),
+            TreeOrigin::New,
+        ),
+    }
+}
+
 /// The tree of a group whose members are now `members`, kept from `old` (see the module
 /// documentation) and counted in `load` (from which `old` was taken off before); `None` when
 /// the kept tree cannot reach every member switch that way (the caller builds one afresh).

@@ -188,3 +188,27 @@ fn a_group_that_left_every_kept_switch_is_built_afresh() {
     members.truncate(2);
     assert!(extend_tree(&graph, Some(&order), &tree, &members, &mut load).is_none());
 }
+
+#[test]
+fn the_next_tree_is_the_same_kept_or_new_as_the_members_say() {
+    let fabric = fabric("slimfly:q=5");
+    let graph = RoutingGraph::new(&fabric);
+    let order = CableOrder::for_routing(&graph, 1);
+    let hosts = host_ports(&fabric);
+    let mut load = CableLoad::new(&fabric, &graph);
+    let (members, _) = member_ports(&fabric, &graph, &hosts[..40]);
+    let (first, origin) = next_tree(&graph, Some(&order), None, &members, &mut load);
+    assert_eq!(origin, TreeOrigin::New);
+    let counted = load.clone();
+    load.remove(&first);
+    let old = Some((members.clone(), first.clone()));
+    let (same, origin) = next_tree(&graph, Some(&order), old, &members, &mut load);
+    assert_eq!((same, origin), (first.clone(), TreeOrigin::Same));
+    assert_eq!(load, counted, "counted once");
+    load.remove(&first);
+    let (more, _) = member_ports(&fabric, &graph, &hosts[..60]);
+    let old = Some((members, first.clone()));
+    let (grown, origin) = next_tree(&graph, Some(&order), old, &more, &mut load);
+    assert_eq!(origin, TreeOrigin::Extended);
+    one_tree(Some(&order), &first, &grown).unwrap();
+}

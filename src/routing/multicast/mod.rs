@@ -32,7 +32,7 @@ mod search;
 #[cfg(test)]
 mod tests;
 
-pub use extend::extend_tree;
+pub use extend::{TreeOrigin, extend_tree, next_tree};
 pub use held::held_tree;
 pub use load::CableLoad;
 
@@ -274,15 +274,8 @@ pub fn kept_group_tables(
                 Some((index, set.iter().collect()))
             })
             .collect();
-        let kept = held_tree(fabric, graph, order, &entries, &load).and_then(|old| {
-            if old.members == ports {
-                load.add(&old);
-                Some(old)
-            } else {
-                extend_tree(graph, order, &old, &ports, &mut load)
-            }
-        });
-        let tree = kept.unwrap_or_else(|| build_tree(graph, order, &ports, &mut load));
+        let old = held_tree(fabric, graph, order, &entries, &load).map(|t| (t.members.clone(), t));
+        let (tree, _) = next_tree(graph, order, old, &ports, &mut load);
         for (s, ports) in tree.forwarding() {
             tables.set(graph.nodes[s], *mlid, ports.into_iter().collect());
         }
