@@ -176,16 +176,19 @@ mod tests {
         );
     }
 
+    /// What loading `t`, saved, is refused with.
+    fn refused(t: &SavedTrees) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        save(&path, t).unwrap();
+        load(&path).unwrap_err().to_string()
+    }
+
     #[test]
     fn a_unicast_lid_is_refused_by_group() {
         let mut t = trees();
         t.groups[1].mlid = 0x0011;
-        let text = serde_json::to_string(&t).unwrap();
-        let text = format!(
-            r#"{{"format": "osmlayered multicast trees", "version": 1, {}"#,
-            &text[1..]
-        );
-        let err = parse("t.json", &text).unwrap_err().to_string();
+        let err = refused(&t);
         assert!(
             err.contains("group 2: MLID 0x0011 (expected a multicast LID"),
             "{err}"
@@ -196,10 +199,7 @@ mod tests {
     fn a_group_twice_is_refused() {
         let mut t = trees();
         t.groups[1].mlid = 0xc000;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE_NAME);
-        save(&path, &t).unwrap();
-        let err = load(&path).unwrap_err().to_string();
+        let err = refused(&t);
         assert!(err.contains("group 2: MLID 0xc000 a second time"), "{err}");
     }
 
@@ -207,10 +207,7 @@ mod tests {
     fn port_255_is_refused() {
         let mut t = trees();
         t.groups[0].entries[0].1.push(255);
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE_NAME);
-        save(&path, &t).unwrap();
-        let err = load(&path).unwrap_err().to_string();
+        let err = refused(&t);
         assert!(err.contains("has port 255 (expected 0 to 254)"), "{err}");
     }
 }
