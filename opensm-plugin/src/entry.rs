@@ -356,7 +356,7 @@ unsafe extern "C" fn mcast_build_stree(
             let set = unsafe { mft::set(plugin.osm.0, mlid, &p.entries) };
             // OpenSM cleared the group's rows before asking: they hold what was set, if any.
             let held = if set.is_ok() { &p.entries[..] } else { &[] };
-            plugin.hold_tree(mlid, &members, held);
+            plugin.record_tree(mlid, &members, held);
             set.map(|()| p.line)
         });
         match result {

@@ -70,11 +70,8 @@ impl Groups {
             let Some(node) = basis.fabric.node_by_guid(Guid(*guid)) else {
                 return false;
             };
-            let Some(&s) = basis.graph.index_of.get(node.index()) else {
-                return false;
-            };
-            // Not a switch of the graph (a GUID of another node): no tree.
-            by_switch.push((s as usize, ports.clone()));
+            // A node that is no switch has no index in the graph, which `held_tree` refuses.
+            by_switch.push((basis.graph.index_of[node.index()] as usize, ports.clone()));
         }
         let load = self
             .load
@@ -224,11 +221,10 @@ impl HeldTrees {
     }
 
     /// The entries set last for group `mlid` (none if it has no tree).
-    pub fn entries(&self, mlid: u16) -> Vec<(u64, Vec<u8>)> {
+    pub fn entries(&self, mlid: u16) -> &[SwitchEntry] {
         self.groups
             .get(&mlid)
-            .map(|(_, entries)| entries.clone())
-            .unwrap_or_default()
+            .map_or(&[], |(_, entries)| &entries[..])
     }
 
     /// Forgets the groups that are gone (OpenSM clears their rows without asking for a tree),

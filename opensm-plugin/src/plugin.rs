@@ -11,6 +11,7 @@ use ibfabric::session::{QosAnswers, Routed, Session};
 use opensm_sys::osm_opensm_t;
 
 use crate::cabling;
+use crate::cache_file;
 use crate::commit::Pending;
 use crate::config::{Config, Source};
 use crate::follow_up::FollowUp;
@@ -39,7 +40,8 @@ pub(crate) type Routings = Session<Vec<NodeRecord>, (Config, u8)>;
 
 /// State of one loaded plugin. Lock order: `pending` is held through `build_lid_matrices`
 /// and taken first; under it `reported`, `sweep_log`, `metrics`, `plan` and `session` are
-/// taken one at a time. `held_trees` is taken before `multicast` (`trees_for_plan`).
+/// taken one at a time. `held_trees` is taken before `multicast` (`trees_for_plan`,
+/// `tree_of_routing`).
 /// Elsewhere every lock is taken alone (`tree_of_routing` releases `session` before it takes
 /// `multicast`), so no two threads can wait on each other.
 pub(crate) struct Plugin {
@@ -272,24 +274,26 @@ impl Plugin {
             .last()
             .map(Arc::clone)
             .ok_or("no routing of this engine in force")?;
-        let held = unpoisoned(self.held_trees.lock()).entries(mlid);
+        // `held_trees` before `multicast`, as in `trees_for_plan`.
+        let held = unpoisoned(self.held_trees.lock());
         let mut state = unpoisoned(self.multicast.lock());
         let current = matches!(&*state, Some((r, _)) if Arc::ptr_eq(r, &routed));
         if !current {
             *state = Some((Arc::clone(&routed), Groups::default()));
         }
         let (_, groups) = state.as_mut().expect("set above");
-        groups.hold(&routed.multicast, mlid, &held);
+        groups.hold(&routed.multicast, mlid, held.entries(mlid));
+        drop(held);
         groups.program(&routed.multicast, mlid, members)
     }
 
     /// Records what was set for group `mlid` as what the switches hold, and has it saved: the
     /// saver copies the held trees when it runs, so a burst of trees (every group after a
     /// routing) is saved once or twice, not once per group.
-    pub(crate) fn hold_tree(&self, mlid: u16, members: &[MemberRecord], set: &[(u64, Vec<u8>)]) {
+    pub(crate) fn record_tree(&self, mlid: u16, members: &[MemberRecord], set: &[(u64, Vec<u8>)]) {
         unpoisoned(self.held_trees.lock()).record(mlid, members, set);
         let held = Arc::clone(&self.held_trees);
-        let path = saved_trees::cache_dir().join(saved_trees::FILE_NAME);
+        let path = cache_file::cache_dir().join(saved_trees::FILE_NAME);
         let scheduled = self.tree_saver.schedule(Duration::ZERO, move || {
             let guard = unpoisoned(held.lock());
             let trees = SavedTrees::of(&guard);
@@ -310,7 +314,7 @@ impl Plugin {
     /// After a restart (the first routing pass): takes the trees saved before it as what the
     /// switches hold. A file that cannot be used is logged and ignored.
     pub(crate) fn restore_trees(&self) {
-        let path = saved_trees::cache_dir().join(saved_trees::FILE_NAME);
+        let path = cache_file::cache_dir().join(saved_trees::FILE_NAME);
         match saved_trees::load(&path) {
             Ok(Some(saved)) => {
                 let groups = saved

@@ -19,8 +19,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cache_file::{self, Kind};
-pub use crate::cache_file::{LoadError, cache_dir};
+use crate::cache_file::{self, Kind, LoadError};
 use crate::subnet::NodeRecord;
 
 /// The file's name in the cache directory.
@@ -83,8 +82,6 @@ pub fn parse(path: &str, text: &str) -> Result<SavedSession, LoadError> {
 pub fn save(path: &Path, session: &SavedSession) -> std::io::Result<()> {
     cache_file::save(&KIND, path, session)
 }
-
-pub use crate::cache_file::remove;
 
 #[cfg(test)]
 mod tests;

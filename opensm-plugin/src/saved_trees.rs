@@ -17,7 +17,6 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::cache_file::cache_dir;
 use crate::cache_file::{self, Kind, LoadError};
 use crate::multicast::{HeldTrees, MemberRecord};
 

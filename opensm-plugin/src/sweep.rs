@@ -11,6 +11,7 @@ use ibfabric::Fabric;
 
 use ibfabric::session::{DeadlockSettings, Decision, Request, Wanted};
 
+use crate::cache_file;
 use crate::commit::{Pending, SwitchPtr};
 use crate::config::{Config, Fault};
 use crate::plugin::{Plugin, Routings, unpoisoned};
@@ -212,7 +213,7 @@ fn saved_settings(config: &Config, opensm: &OpensmOptions) -> String {
 /// again in `session`, so that the routings it kept before are kept again. A file that cannot
 /// be used is logged and ignored.
 fn restore(session: &mut Routings, config: &Config, opensm: &OpensmOptions, settings: &str) {
-    let path = saved_session::cache_dir().join(saved_session::FILE_NAME);
+    let path = cache_file::cache_dir().join(saved_session::FILE_NAME);
     let saved = match saved_session::load(&path) {
         Ok(Some(saved)) => saved,
         Ok(None) => return,
@@ -260,7 +261,7 @@ fn restore(session: &mut Routings, config: &Config, opensm: &OpensmOptions, sett
 /// Saves `session`'s journal to OpenSM's cache directory (a journal too long to save removes
 /// the file: a restart then routes in full rather than from an older state).
 fn save(session: &Routings, settings: String) {
-    let path = saved_session::cache_dir().join(saved_session::FILE_NAME);
+    let path = cache_file::cache_dir().join(saved_session::FILE_NAME);
     let journal = session.journal();
     let written = if journal.len() > saved_session::MAX_STEPS {
         log::info!(
@@ -269,7 +270,7 @@ fn save(session: &Routings, settings: String) {
             journal.len() - 1,
             saved_session::MAX_STEPS - 1
         );
-        saved_session::remove(&path)
+        cache_file::remove(&path)
     } else {
         let steps = journal
             .iter()

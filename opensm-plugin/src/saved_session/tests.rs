@@ -127,5 +127,5 @@ fn an_unknown_node_kind_is_refused_by_name() {
 #[test]
 fn removing_a_missing_file_succeeds() {
     let dir = tempfile::tempdir().unwrap();
-    remove(&dir.path().join(FILE_NAME)).unwrap();
+    crate::cache_file::remove(&dir.path().join(FILE_NAME)).unwrap();
 }

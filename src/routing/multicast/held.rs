@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use super::load::CableLoad;
+use super::search::OPEN;
 use super::{Coverage, MemberPort, MulticastTree, TreeCable};
 use crate::routing::cable_order::CableOrder;
 use crate::routing::graph::RoutingGraph;
@@ -18,9 +19,9 @@ use crate::topology::{Fabric, PortRef};
 /// The tree that a group's forwarding `entries` (per switch of `graph`, its ports) describe
 /// over the cables of `graph` as it is now, rooted so that it has the rank rule of `order`;
 /// `None` when they describe no such tree: a port sends to a switch that does not send back, a
-/// cable between two of its switches is gone, two switches are joined twice, the switches are not one tree, or
-/// no root gives the rank rule, or an index is no switch of `graph`. Ports to hosts and port 0
-/// are its members.
+/// cable between two of its switches is gone, two switches are joined twice, the switches are
+/// not one tree, no root gives the rank rule, or an index is no switch of `graph`. Ports to
+/// hosts and port 0 are its members.
 pub fn held_tree(
     fabric: &Fabric,
     graph: &RoutingGraph,
@@ -37,8 +38,8 @@ pub fn held_tree(
         .map(|(s, p)| (*s, &p[..]))
         .collect();
     let mut members = Vec::new();
-    // Per switch: (neighbour, own port, the neighbour's port).
-    let mut around: BTreeMap<usize, Vec<(usize, u8, u8)>> = BTreeMap::new();
+    // Per switch: (neighbour, own port towards it).
+    let mut around: BTreeMap<usize, Vec<(usize, u8)>> = BTreeMap::new();
     for (&s, switch_ports) in &ports {
         for &port in *switch_ports {
             if port == 0 {
@@ -62,10 +63,10 @@ pub fn held_tree(
                 return None;
             }
             let neighbours = around.entry(s).or_default();
-            if neighbours.iter().any(|&(n, _, _)| n == t) {
+            if neighbours.iter().any(|&(n, _)| n == t) {
                 return None;
             }
-            neighbours.push((t, port, peer.port));
+            neighbours.push((t, port));
         }
     }
     let cable_ends: usize = around.values().map(Vec::len).sum();
@@ -94,11 +95,10 @@ pub fn held_tree(
 fn rooted(
     graph: &RoutingGraph,
     order: Option<&CableOrder>,
-    around: &BTreeMap<usize, Vec<(usize, u8, u8)>>,
+    around: &BTreeMap<usize, Vec<(usize, u8)>>,
     root: usize,
     load: &CableLoad,
 ) -> Option<Vec<TreeCable>> {
-    const OPEN: u32 = u32::MAX;
     // Per switch reached: its parent and the ranks of its cable up and down.
     let mut reached: BTreeMap<usize, (usize, u32, u32)> =
         BTreeMap::from([(root, (root, OPEN, OPEN))]);
@@ -108,7 +108,7 @@ fn rooted(
     while let Some(&parent) = order_of_visit.get(next) {
         next += 1;
         let (grandparent, up_bound, down_bound) = reached[&parent];
-        for &(child, parent_port, _) in around.get(&parent).into_iter().flatten() {
+        for &(child, parent_port) in around.get(&parent).into_iter().flatten() {
             if child == grandparent {
                 continue;
             }

@@ -153,7 +153,7 @@ fn grow(
 }
 
 /// No bound: a root's cables, or any cable without an order.
-const OPEN: u32 = u32::MAX;
+pub(super) const OPEN: u32 = u32::MAX;
 
 /// A tree being grown: per switch its parent (`usize::MAX` while it is outside the tree; a
 /// switch that may not join is its own parent) and the bounds its children's cables must rank
