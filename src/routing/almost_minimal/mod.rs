@@ -15,18 +15,21 @@
 //! * Finally every switch still without a route is left able to get one within its length
 //!   ([`lengths`]); the driver completes the layer along the fewest hops.
 //!
-//! The files below this one import nothing from it: [`entry`] and [`lengths`] stand alone,
-//! [`path`] reads [`entry`]'s view of the destination, [`batch`] runs [`path`]'s searches.
+//! The files below this one import nothing from it: [`entry`], [`lengths`], [`near`] and
+//! [`earlier`] stand alone, [`path`] reads [`entry`]'s view of the destination and the look-ups
+//! of [`near`] and [`earlier`], [`batch`] runs [`path`]'s searches.
 
 mod batch;
+mod earlier;
 mod entry;
 mod lengths;
+mod near;
 mod path;
 
 use batch::Batch;
 use entry::{TreeEntry, entry_cap, open_room};
 use lengths::keep_within_lengths;
-use path::{Context, Found, Search};
+use path::{Context, Found, LayerFixed, Search};
 
 use super::cable_order::CableOrder;
 use super::config::PathLengths;
@@ -96,6 +99,7 @@ pub(super) fn almost_minimal_layer(
     // best path of any length up to the maximum, while the layer still leaves room for one,
     // rather than whatever is left when the layer is completed.
     let started = std::time::Instant::now();
+    let fixed = LayerFixed::new(graph, build.layers, l, order);
     let mut batch = Batch::new(n);
     let mut scratch = Search::default();
     for fallback in [false, true] {
@@ -118,7 +122,7 @@ pub(super) fn almost_minimal_layer(
                 unrouted: build.unrouted[t],
             };
             search.run(
-                &Context::new(graph, build.layers, l, t, build.weights, tree, order),
+                &Context::new(graph, build.layers, l, t, build.weights, tree, &fixed),
                 s,
             );
             search.found()

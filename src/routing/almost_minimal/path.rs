@@ -7,7 +7,9 @@
 //! link weight last. The cost only grows along a path, so partial paths that already cost more
 //! than the best one found are cut off; that keeps the search at a few hundred steps per pair.
 
+use super::earlier::EarlierRoutes;
 use super::entry::TreeEntry;
+use super::near::{Inbound, NearMarks};
 use crate::routing::cable_order::{CableOrder, Shape};
 use crate::routing::config::MAX_SEARCH_HOPS;
 use crate::routing::disjoint::DISJOINT_TARGET;
@@ -58,6 +60,8 @@ pub(super) struct Search {
     /// With a cable order: the partial path's ranks seen from s, per depth — `None` before
     /// the first cable, else whether they have started falling and the last rank.
     ranks: [Option<(bool, u32)>; MAX_SEARCH_HOPS + 1],
+    /// The switches one hop or less from the destination.
+    near: NearMarks,
 }
 
 impl Search {
@@ -83,91 +87,114 @@ impl Search {
     pub(super) fn run(&mut self, ctx: &Context<'_>, s: usize) {
         self.visited[0] = s as u32;
         self.ranks[0] = None;
+        self.near.mark(&ctx.fixed.inbound, ctx.t);
         self.dfs(ctx, s, 0, Damage::default(), 0);
     }
 
     fn dfs(&mut self, ctx: &Context<'_>, v: usize, depth: usize, damage: Damage, weight: u64) {
+        // With at most one hop left after this step, only the edges onto t or next to t can
+        // give an allowed length ([`NearMarks`]); the others fail the length check below.
+        if self.max_len - depth <= 2 {
+            for e in ctx.graph.edges(v) {
+                if self.near.contains(ctx.graph.edge_to[e] as usize) {
+                    self.step(ctx, v, depth, damage, weight, e);
+                }
+            }
+        } else {
+            for e in ctx.graph.edges(v) {
+                self.step(ctx, v, depth, damage, weight, e);
+            }
+        }
+    }
+
+    /// The search's step from v (at `depth` on the partial path) over edge e.
+    #[inline(always)]
+    fn step(
+        &mut self,
+        ctx: &Context<'_>,
+        v: usize,
+        depth: usize,
+        damage: Damage,
+        weight: u64,
+        e: usize,
+    ) {
         let next_depth = depth + 1;
-        for e in ctx.graph.edges(v) {
-            let w = ctx.graph.edge_to[e] as usize;
-            if self.visited[..=depth].contains(&(w as u32)) {
-                continue;
+        let w = ctx.graph.edge_to[e] as usize;
+        if self.visited[..=depth].contains(&(w as u32)) {
+            return;
+        }
+        // Length first (cheap): t itself (h = 0) or a routed switch, whose route is forced
+        // from here on, must give an allowed total; an unrouted one must leave room to
+        // reach t.
+        let forced = Some(ctx.hops[w]).filter(|&h| h != UNSET);
+        match forced {
+            Some(h) if !(self.min_len..=self.max_len).contains(&(next_depth + usize::from(h))) => {
+                return;
             }
-            // Length first (cheap): t itself (h = 0) or a routed switch, whose route is forced
-            // from here on, must give an allowed total; an unrouted one must leave room to
-            // reach t.
-            let forced = Some(ctx.hops[w]).filter(|&h| h != UNSET);
-            match forced {
-                Some(h)
-                    if !(self.min_len..=self.max_len).contains(&(next_depth + usize::from(h))) =>
-                {
-                    continue;
-                }
-                None if next_depth >= self.max_len
-                    || next_depth + usize::from(ctx.dist_t[w]) > self.max_len =>
-                {
-                    continue;
-                }
-                _ => {}
+            None if next_depth >= self.max_len
+                || next_depth + usize::from(ctx.dist_t[w]) > self.max_len =>
+            {
+                return;
             }
-            if let Some(order) = ctx.order {
-                // Forward automaton: rising, then falling, never rising again.
-                let rank = order.rank(e);
-                self.ranks[next_depth] = match self.ranks[depth] {
-                    None => Some((false, rank)),
-                    Some((false, last)) => Some((rank < last, rank)),
-                    Some((true, last)) if rank < last => Some((true, rank)),
-                    Some((true, _)) => continue,
-                };
+            _ => {}
+        }
+        if let Some(order) = ctx.fixed.order {
+            // Forward automaton: rising, then falling, never rising again.
+            let rank = order.rank(e);
+            self.ranks[next_depth] = match self.ranks[depth] {
+                None => Some((false, rank)),
+                Some((false, last)) => Some((rank < last, rank)),
+                Some((true, last)) if rank < last => Some((true, rank)),
+                Some((true, _)) => return,
+            };
+        }
+        let step_weight = weight + ctx.weights[e];
+        if (damage.cost(0, step_weight)) >= self.best_cost {
+            return; // damage only grows along the path
+        }
+        let step_damage = damage.add(self.repeats(ctx, depth, e));
+        if step_damage.cost(0, step_weight) >= self.best_cost {
+            return;
+        }
+        if forced.is_none() {
+            self.stack[depth] = e as u32;
+            self.visited[next_depth] = w as u32;
+            self.dfs(ctx, w, next_depth, step_damage, step_weight);
+            return;
+        }
+        // The partial path holds only unrouted switches and the chain only routed ones,
+        // so the whole path is simple.
+        if let Some(order) = ctx.fixed.order {
+            self.stack[depth] = e as u32;
+            if !self.joins_unimodal(ctx, order, w, next_depth) {
+                return;
             }
-            let step_weight = weight + ctx.weights[e];
-            if (damage.cost(0, step_weight)) >= self.best_cost {
-                continue; // damage only grows along the path
-            }
-            let step_damage = damage.add(self.repeats(ctx, depth, e));
-            if step_damage.cost(0, step_weight) >= self.best_cost {
-                continue;
-            }
-            if forced.is_none() {
-                self.stack[depth] = e as u32;
-                self.visited[next_depth] = w as u32;
-                self.dfs(ctx, w, next_depth, step_damage, step_weight);
-                continue;
-            }
-            // The partial path holds only unrouted switches and the chain only routed ones,
-            // so the whole path is simple.
-            if let Some(order) = ctx.order {
-                self.stack[depth] = e as u32;
-                if !self.joins_unimodal(ctx, order, w, next_depth) {
-                    continue;
-                }
-            }
-            let (mut full_damage, mut full_weight) = (step_damage, step_weight);
-            let (mut x, mut last) = (w, v);
-            while x != ctx.t {
-                let c = ctx.next[x] as usize;
-                full_damage = full_damage.add(self.repeats(ctx, depth, c));
-                full_weight += ctx.weights[c];
-                last = x;
-                x = ctx.graph.edge_to[c] as usize;
-            }
-            let senders: u32 = self.visited[..=depth]
-                .iter()
-                .map(|&u| ctx.graph.endpoints[u as usize])
-                .sum();
-            // New switches next to t that do not route straight to t close their link.
-            let closed = self.visited[..=depth]
-                .iter()
-                .filter(|&&u| ctx.dist_t[u as usize] == 1 && !(w == ctx.t && u as usize == v))
-                .count() as u32;
-            let excess = ctx.tree.overload(last, senders, closed);
-            let full = full_damage.cost(excess, full_weight);
-            if full < self.best_cost {
-                self.stack[depth] = e as u32;
-                self.best[..next_depth].copy_from_slice(&self.stack[..next_depth]);
-                self.best_len = next_depth;
-                self.best_cost = full;
-            }
+        }
+        let (mut full_damage, mut full_weight) = (step_damage, step_weight);
+        let (mut x, mut last) = (w, v);
+        while x != ctx.t {
+            let c = ctx.next[x] as usize;
+            full_damage = full_damage.add(self.repeats(ctx, depth, c));
+            full_weight += ctx.weights[c];
+            last = x;
+            x = ctx.graph.edge_to[c] as usize;
+        }
+        let senders: u32 = self.visited[..=depth]
+            .iter()
+            .map(|&u| ctx.graph.endpoints[u as usize])
+            .sum();
+        // New switches next to t that do not route straight to t close their link.
+        let closed = self.visited[..=depth]
+            .iter()
+            .filter(|&&u| ctx.dist_t[u as usize] == 1 && !(w == ctx.t && u as usize == v))
+            .count() as u32;
+        let excess = ctx.tree.overload(last, senders, closed);
+        let full = full_damage.cost(excess, full_weight);
+        if full < self.best_cost {
+            self.stack[depth] = e as u32;
+            self.best[..next_depth].copy_from_slice(&self.stack[..next_depth]);
+            self.best_len = next_depth;
+            self.best_cost = full;
         }
     }
 
@@ -200,8 +227,8 @@ impl Search {
     fn repeats(&self, ctx: &Context<'_>, depth: usize, e: usize) -> Damage {
         let tail = ctx.graph.edge_from[e] as usize;
         let mut damage = Damage::default();
-        for earlier in 0..ctx.l {
-            if ctx.layers.next_row(earlier, ctx.t)[tail] != e as u32 {
+        for (earlier, &next) in ctx.fixed.earlier.of(tail, ctx.t).iter().enumerate() {
+            if next != e as u32 {
                 continue;
             }
             for (i, &v) in self.visited[..=depth].iter().enumerate() {
@@ -212,7 +239,8 @@ impl Search {
                     continue;
                 }
                 if ctx
-                    .layers
+                    .fixed
+                    .earlier
                     .passes(ctx.graph, earlier, v as usize, ctx.t, tail)
                 {
                     damage.repeating |= 1 << i;
@@ -256,11 +284,33 @@ impl Damage {
     }
 }
 
+/// What the searches of layer l read that its building leaves as it is: who is next to each
+/// destination, the earlier layers and the cable order.
+pub(super) struct LayerFixed<'a> {
+    inbound: Inbound,
+    earlier: EarlierRoutes,
+    /// The order every route must be unimodal in, or `None`: any turns.
+    order: Option<&'a CableOrder>,
+}
+
+impl<'a> LayerFixed<'a> {
+    pub(super) fn new(
+        graph: &RoutingGraph,
+        layers: &Layers,
+        l: usize,
+        order: Option<&'a CableOrder>,
+    ) -> Self {
+        Self {
+            inbound: Inbound::new(graph),
+            earlier: EarlierRoutes::new(layers, l),
+            order,
+        }
+    }
+}
+
 /// What a search needs to look at: the layer under construction and the destination.
 pub(super) struct Context<'a> {
     graph: &'a RoutingGraph,
-    layers: &'a Layers,
-    l: usize,
     t: usize,
     weights: &'a [u64],
     dist_t: &'a [u8],
@@ -271,8 +321,7 @@ pub(super) struct Context<'a> {
     tree: TreeEntry<'a>,
     /// Layers still to be routed, this one included.
     remaining: usize,
-    /// The order every route must be unimodal in, or `None`: any turns.
-    order: Option<&'a CableOrder>,
+    fixed: &'a LayerFixed<'a>,
 }
 
 impl<'a> Context<'a> {
@@ -284,12 +333,10 @@ impl<'a> Context<'a> {
         t: usize,
         weights: &'a [u64],
         tree: TreeEntry<'a>,
-        order: Option<&'a CableOrder>,
+        fixed: &'a LayerFixed<'a>,
     ) -> Self {
         Self {
             graph,
-            layers,
-            l,
             t,
             weights,
             dist_t: graph.dist_to(t),
@@ -297,7 +344,7 @@ impl<'a> Context<'a> {
             next: layers.next_row(l, t),
             tree,
             remaining: layers.count() - l,
-            order,
+            fixed,
         }
     }
 }
