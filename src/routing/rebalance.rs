@@ -170,20 +170,22 @@ impl Pass<'_> {
                 {
                     continue; // w's route passes s: re-pointing would close a loop
                 }
+                // The gain first: it is cheap and rules out most moves.
+                let gain = self.gain(&old[..old_len], &new[..new_len], load);
+                if gain >= 0 {
+                    continue;
+                }
                 if let Some(cables) = self.cables {
                     let tree = &self.tree;
                     if !tree.keeps_unimodal(graph, layers, cables, (l, s, t), e, &mut self.stack) {
                         continue;
                     }
                 }
-                let gain = self.gain(&old[..old_len], &new[..new_len], load);
-                if gain < 0 {
-                    self.candidates.push(Candidate {
-                        gain,
-                        edge: e as u32,
-                        hops: hops as u8,
-                    });
-                }
+                self.candidates.push(Candidate {
+                    gain,
+                    edge: e as u32,
+                    hops: hops as u8,
+                });
             }
             self.candidates.sort_unstable_by_key(|c| (c.gain, c.edge));
             for i in 0..self.candidates.len() {
