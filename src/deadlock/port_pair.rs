@@ -15,7 +15,7 @@ use crate::routing::cable_order::CableOrder;
 use crate::routing::graph::{NONE, RoutingGraph};
 use crate::routing::walk::DestWalk;
 use crate::routing::{ForwardingTables, LidTable};
-use crate::topology::{Fabric, PortRef};
+use crate::topology::{Fabric, NodeId, PortRef};
 use rayon::prelude::*;
 
 /// The lanes-by-port-pair scheme's parameters.
@@ -146,6 +146,7 @@ fn valleys_by_lid(
 ) -> Vec<(u16, u64, String)> {
     let net = Channels::new(fabric, lids, Traffic { switch_lids: true });
     let n = net.len();
+    let descending = DescendingPairs::new(fabric, &net.switches, sl2vl);
     // The lane of the cable leaving v's next hop for a packet arriving over v's next cable:
     // `None` when v's next hop delivers (or v's walk ends at v).
     let lane_after = |walk: &DestWalk, v: usize| -> Option<(usize, bool)> {
@@ -159,13 +160,11 @@ fn valleys_by_lid(
         if out == NONE || !net.links[out as usize].between_switches() {
             return None;
         }
-        let vl = sl2vl.switch_vl(
-            net.switches[w],
-            arrived.to.port,
-            net.links[out as usize].from.port,
-            0,
-        );
-        Some((w, vl % 2 == 1))
+        let (in_port, out_port) = (arrived.to.port, net.links[out as usize].from.port);
+        let descends = descending
+            .get(w, in_port, out_port)
+            .unwrap_or_else(|| sl2vl.switch_vl(net.switches[w], in_port, out_port, 0) % 2 == 1);
+        Some((w, descends))
     };
     // Destinations are independent: each thread walks its own, and the results are collected
     // in the destinations' order, whatever the threads.
@@ -202,6 +201,56 @@ fn valleys_by_lid(
         )
         .flatten()
         .collect()
+}
+
+/// For every switch (dense index), the (input port, output port) pairs whose SL 0 lane is the
+/// descending one (an odd VL), as one bit set. The check looks up two pairs per switch and LID;
+/// read from the SL-to-VL tables (16 bytes per pair, megabytes in all on large fabrics) each
+/// lookup missed the cache, and the lookups took most of the check (Slim Fly q = 19: 44,042
+/// LIDs × 722 switches).
+struct DescendingPairs {
+    /// Where each switch's pairs start, in bits, and its ports plus one (port 0 included).
+    base: Vec<usize>,
+    ports: Vec<usize>,
+    bits: Vec<u64>,
+}
+
+impl DescendingPairs {
+    fn new(fabric: &Fabric, switches: &[NodeId], sl2vl: &Sl2VlTables) -> Self {
+        let ports: Vec<usize> = switches
+            .iter()
+            .map(|&id| usize::from(fabric.node(id).num_ports()) + 1)
+            .collect();
+        let mut base = Vec::with_capacity(switches.len());
+        let mut total = 0;
+        for &p in &ports {
+            base.push(total);
+            total += p * p;
+        }
+        let mut bits = vec![0u64; total.div_ceil(64)];
+        for (w, &id) in switches.iter().enumerate() {
+            for in_port in 0..ports[w] {
+                for out_port in 0..ports[w] {
+                    if sl2vl.switch_vl(id, in_port as u8, out_port as u8, 0) % 2 == 1 {
+                        let at = base[w] + in_port * ports[w] + out_port;
+                        bits[at / 64] |= 1 << (at % 64);
+                    }
+                }
+            }
+        }
+        Self { base, ports, bits }
+    }
+
+    /// Whether switch w sends SL 0 from `in_port` to `out_port` on the descending lane; `None`
+    /// for a port beyond the switch's ports (read from the tables instead).
+    fn get(&self, w: usize, in_port: u8, out_port: u8) -> Option<bool> {
+        let ports = self.ports[w];
+        let (i, o) = (usize::from(in_port), usize::from(out_port));
+        (i < ports && o < ports).then(|| {
+            let at = self.base[w] + i * ports + o;
+            self.bits[at / 64] & (1 << (at % 64)) != 0
+        })
+    }
 }
 
 /// The VLs of one class: the ascending lane and the descending lane.
@@ -425,6 +474,39 @@ mod tests {
         };
         assert!(routes > 0);
         assert!(example.contains("towards LID"), "{example}");
+    }
+
+    /// The bit set against the tables it is read from, for every port pair of every switch,
+    /// and no answer beyond a switch's ports.
+    #[test]
+    fn the_descending_pairs_are_those_the_tables_map_to_odd_vls() {
+        let fabric = "slimfly:q=5"
+            .parse::<TopologySpec>()
+            .unwrap()
+            .build()
+            .unwrap();
+        let graph = RoutingGraph::new(&fabric);
+        let order = CableOrder::for_routing(&graph, 1);
+        let sl2vl = port_pair_sl2vl(&fabric, &graph, &order, 8).unwrap();
+        let switches: Vec<NodeId> = fabric.switches().collect();
+        let pairs = DescendingPairs::new(&fabric, &switches, &sl2vl);
+        let mut descending = 0;
+        for (w, &id) in switches.iter().enumerate() {
+            let ports = fabric.node(id).num_ports();
+            for in_port in 0..=ports {
+                for out_port in 0..=ports {
+                    let expected = sl2vl.switch_vl(id, in_port, out_port, 0) % 2 == 1;
+                    assert_eq!(pairs.get(w, in_port, out_port), Some(expected));
+                    descending += usize::from(expected);
+                }
+            }
+            assert_eq!(pairs.get(w, ports + 1, 1), None);
+            assert_eq!(pairs.get(w, 1, ports + 1), None);
+        }
+        assert!(
+            descending > 0,
+            "no descending pair: the check would be vacuous"
+        );
     }
 
     #[test]
