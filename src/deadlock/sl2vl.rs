@@ -8,7 +8,7 @@
 //! colouring scheme), or what a fabric reports (read by [`crate::io::sl2vl`]). Rows are stored
 //! once per switch and shared by the (in, out) pairs that use them.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::topology::{Fabric, NodeId, PortRef};
 
@@ -116,7 +116,7 @@ impl SwitchSl2Vl {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sl2VlTables {
     switches: Vec<Option<SwitchSl2Vl>>,
-    ports: HashMap<PortRef, SlVlRow>,
+    ports: FxHashMap<PortRef, SlVlRow>,
     /// The row used where a table is missing.
     pub default: SlVlRow,
 }
@@ -126,7 +126,7 @@ impl Sl2VlTables {
     pub fn new(fabric: &Fabric, default: SlVlRow) -> Self {
         Self {
             switches: vec![None; fabric.nodes().len()],
-            ports: HashMap::new(),
+            ports: FxHashMap::default(),
             default,
         }
     }

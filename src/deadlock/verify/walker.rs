@@ -242,11 +242,22 @@ impl<'n, 'a> Walker<'n, 'a> {
         let mut mask = 0u16;
         // A delivery link leads to the destination port itself, which does not send to itself.
         let delivered_to = self.net.links[out as usize].to;
+        // The sources of one port (its LIDs, listed together) take the same lanes and add the
+        // same dependencies: after one that dropped nothing, the next of the same port is
+        // passed over (a hop that drops is taken for every source, so each drop is counted).
+        let mut last_clean: Option<&Source> = None;
         for src in self.net.sources_at(s) {
             if src.port == delivered_to {
                 continue;
             }
+            if last_clean.is_some_and(|prev| {
+                (prev.port, prev.in_port, prev.link) == (src.port, src.in_port, src.link)
+            }) {
+                continue;
+            }
+            let dropped = self.dropped.count;
             mask |= self.source_hop(s, src, out, sl);
+            last_clean = (self.dropped.count == dropped).then_some(src);
         }
         self.first_done[key] = true;
         self.first[key] = mask;
