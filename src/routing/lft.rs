@@ -85,4 +85,10 @@ impl ForwardingTables {
     pub fn table(&self, switch: NodeId) -> &[u8] {
         &self.tables[self.index_of[switch.index()] as usize]
     }
+
+    /// The whole table of `switch`, if these tables have one.
+    pub fn table_of(&self, switch: NodeId) -> Option<&[u8]> {
+        let index = *self.index_of.get(switch.index())?;
+        self.tables.get(index as usize).map(Vec::as_slice)
+    }
 }

@@ -668,15 +668,30 @@ fn changes(
     let lid_end = usize::from(lids.end())
         .max(longest(held))
         .max(longest(target));
-    for lid in 0..lid_end as u16 {
+    // The differing entries, found switch by switch (each table read in order: read LID by
+    // LID across the switches, every entry was a cache miss), then taken LID by LID.
+    let mut differing: Vec<(u16, u32)> = Vec::new();
+    for (s, &switch) in net.switches.iter().enumerate() {
+        let (old, new) = (
+            held.table_of(switch).unwrap_or_default(),
+            target.table_of(switch).unwrap_or_default(),
+        );
+        let entry = |table: &[u8], lid: usize| table.get(lid).copied().filter(|&p| p != NO_PORT);
+        for lid in 0..lid_end {
+            if entry(old, lid) != entry(new, lid) {
+                differing.push((lid as u16, s as u32));
+            }
+        }
+    }
+    differing.sort_unstable();
+    for lid_entries in differing.chunk_by(|a, b| a.0 == b.0) {
+        let lid = lid_entries[0].0;
         // Whether the held walk of this LID was made (lazily: only LIDs with a dropped entry
         // are walked), and whether the LID has an owner to reach at all.
         let mut walked: Option<bool> = None;
-        for (s, &switch) in net.switches.iter().enumerate() {
+        for &(_, s) in lid_entries {
+            let (s, switch) = (s as usize, net.switches[s as usize]);
             let old = held.port(switch, lid);
-            if old == target.port(switch, lid) {
-                continue;
-            }
             changes.changed += 1;
             let forwards = old.is_some_and(|port| {
                 port == 0 || net.link_at(PortRef { node: switch, port }).is_some()
