@@ -676,8 +676,21 @@ fn changes(
             held.table_of(switch).unwrap_or_default(),
             target.table_of(switch).unwrap_or_default(),
         );
+        // Equal bytes are equal entries, and unequal ones differ (NO_PORT is the only "none");
+        // blocks of the length both tables have are compared whole first.
+        let common = old.len().min(new.len()).min(lid_end);
+        for (block, (a, b)) in old[..common]
+            .chunks(64)
+            .zip(new[..common].chunks(64))
+            .enumerate()
+        {
+            if a != b {
+                let differs = a.iter().zip(b).enumerate().filter(|(_, (x, y))| x != y);
+                differing.extend(differs.map(|(i, _)| ((block * 64 + i) as u16, s as u32)));
+            }
+        }
         let entry = |table: &[u8], lid: usize| table.get(lid).copied().filter(|&p| p != NO_PORT);
-        for lid in 0..lid_end {
+        for lid in common..lid_end {
             if entry(old, lid) != entry(new, lid) {
                 differing.push((lid as u16, s as u32));
             }
