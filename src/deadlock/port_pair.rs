@@ -364,13 +364,17 @@ mod tests {
         assert!(classes(16).is_err());
     }
 
-    #[test]
-    fn switch_rows_follow_the_order_for_every_port_pair() {
-        let fabric = "slimfly:q=5"
+    fn slim_fly_q5() -> Fabric {
+        "slimfly:q=5"
             .parse::<TopologySpec>()
             .unwrap()
             .build()
-            .unwrap();
+            .unwrap()
+    }
+
+    #[test]
+    fn switch_rows_follow_the_order_for_every_port_pair() {
+        let fabric = slim_fly_q5();
         let graph = RoutingGraph::new(&fabric);
         let order = CableOrder::random(&graph, 2);
         let tables = port_pair_sl2vl(&fabric, &graph, &order, 8).unwrap();
@@ -480,11 +484,7 @@ mod tests {
     /// and no answer beyond a switch's ports.
     #[test]
     fn the_descending_pairs_are_those_the_tables_map_to_odd_vls() {
-        let fabric = "slimfly:q=5"
-            .parse::<TopologySpec>()
-            .unwrap()
-            .build()
-            .unwrap();
+        let fabric = slim_fly_q5();
         let graph = RoutingGraph::new(&fabric);
         let order = CableOrder::for_routing(&graph, 1);
         let sl2vl = port_pair_sl2vl(&fabric, &graph, &order, 8).unwrap();
