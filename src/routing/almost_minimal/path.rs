@@ -5,7 +5,9 @@
 //! The cost puts path diversity first (a switch whose route repeats a link of its routes in
 //! earlier layers gains no disjoint path), the destination's entry next ([`TreeEntry`]), and
 //! link weight last. The cost only grows along a path, so partial paths that already cost more
-//! than the best one found are cut off; that keeps the search at a few hundred steps per pair.
+//! than the best one found are cut off; that keeps the search at a few dozen steps per pair
+//! (about 45 on Slim Fly q = 19), whose cost is mostly memory: the look-ups it makes per step
+//! are laid out so that few of them miss the cache ([`super::near`], [`super::earlier`]).
 
 use super::earlier::EarlierRoutes;
 use super::entry::TreeEntry;
@@ -93,7 +95,8 @@ impl Search {
 
     fn dfs(&mut self, ctx: &Context<'_>, v: usize, depth: usize, damage: Damage, weight: u64) {
         // With at most one hop left after this step, only the edges onto t or next to t can
-        // give an allowed length ([`NearMarks`]); the others fail the length check below.
+        // give an allowed length ([`NearMarks`]); the others fail the length check of
+        // [`Self::step`].
         if self.max_len - depth <= 2 {
             for e in ctx.graph.edges(v) {
                 if self.near.contains(ctx.graph.edge_to[e] as usize) {
