@@ -48,10 +48,7 @@ impl ForwardingTables {
 
     /// The output port of `switch` for `lid`, or `None` if unset or out of range.
     pub fn port(&self, switch: NodeId, lid: u16) -> Option<u8> {
-        let table = self
-            .tables
-            .get(*self.index_of.get(switch.index())? as usize)?;
-        table
+        self.table_of(switch)?
             .get(usize::from(lid))
             .copied()
             .filter(|&p| p != NO_PORT)
